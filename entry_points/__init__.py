@@ -1,0 +1,1 @@
+"""Ready training scripts, one per strategy and framework (shipped as smdist.entry_points)."""

@@ -1,0 +1,55 @@
+"""smdist: typed, pre-checked distributed training on Amazon SageMaker, testable on a laptop.
+
+The public API loads lazily so that ``import smdist`` stays light (no pydantic models built, no
+sagemaker / boto3 / torch / tensorflow) and so that the bundled ``smdist.runtime`` can be
+imported inside a training container without the rest of the package.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "JobSpec": "smdist.spec",
+    "Code": "smdist.spec",
+    "Checkpoint": "smdist.spec",
+    "Spot": "smdist.spec",
+    "Network": "smdist.spec",
+    "load": "smdist.spec",
+    "Cluster": "smdist.cluster",
+    "MWMS": "smdist.strategies",
+    "Horovod": "smdist.strategies",
+    "PyTorchDDP": "smdist.strategies",
+    "SDDP": "smdist.strategies",
+    "SDMP": "smdist.strategies",
+    "Plan": "smdist.plan",
+    "plan": "smdist.plan",
+    "SpecError": "smdist.errors",
+    "fit": "smdist.backends",
+}
+
+__all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from smdist.backends import fit
+    from smdist.cluster import Cluster
+    from smdist.errors import SpecError
+    from smdist.plan import Plan, plan
+    from smdist.spec import Checkpoint, Code, JobSpec, Network, Spot, load
+    from smdist.strategies import MWMS, SDDP, SDMP, Horovod, PyTorchDDP
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'smdist' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -1,0 +1,95 @@
+"""Hyperparameters as a training script receives them, parsed the same way everywhere.
+
+The SageMaker container passes each hyperparameter as ``--name value`` where value is
+``str()`` of the JSON-decoded value: booleans arrive as ``True``/``False``, lists as
+``['a', 'b']``. The same script also runs under plain torchrun with hand-typed flags, so the
+parsers here accept both spellings. Unknown flags are returned, not fatal: the container also
+passes hyperparameters meant for other parts of the job.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+_TRUE = {"true", "1", "yes", "y", "on"}
+_FALSE = {"false", "0", "no", "n", "off"}
+
+
+def str_to_bool(value: str | bool) -> bool:
+    if isinstance(value, bool):
+        return value
+    lowered = value.strip().lower()
+    if lowered in _TRUE:
+        return True
+    if lowered in _FALSE:
+        return False
+    raise argparse.ArgumentTypeError(f"expected a boolean (true/false), got {value!r}")
+
+
+def str_to_list(value: str | list) -> list:
+    """Accept ``['a', 'b']`` (how the container renders a list), JSON, or ``a,b``."""
+    if isinstance(value, list):
+        return value
+    text = value.strip()
+    if text.startswith("["):
+        return list(ast.literal_eval(text))
+    return [item.strip() for item in text.split(",") if item.strip()]
+
+
+@dataclass
+class TrainingArgs:
+    """Hyperparameters every ready entry point understands."""
+
+    epochs: int = 3
+    max_steps: int = 0  # 0: no limit beyond epochs
+    batch_size: int = 32  # per replica; the global batch grows with the world size
+    learning_rate: float = 0.01  # for one replica; scaled linearly with the world size
+    checkpoint_every: int = 20  # steps between checkpoints; 0 disables periodic checkpoints
+    mixed_precision: bool = True  # AMP / bf16 / TF32 where the GPU supports them
+    seed: int = 42
+    samples: int = 4096  # synthetic dataset size when no train channel is given
+    log_every: int = 10
+    # Set by smdist's strategies (wire hyperparameters prefixed smdist_).
+    smdist_backend: str = "auto"  # torch process-group backend: auto | nccl | gloo
+    smdist_communication: str = "auto"  # TF collective implementation: auto | ring | nccl
+    smdist_collective_timeout: int = 0  # seconds; 0: the framework's default
+    unknown: list[str] = field(default_factory=list)
+
+
+def training_arg_parser(**defaults: object) -> argparse.ArgumentParser:
+    """A parser for the common hyperparameters; entry points add their own arguments to it."""
+    base = TrainingArgs()
+    parser = argparse.ArgumentParser(allow_abbrev=False)
+    for name, kind in (
+        ("epochs", int),
+        ("max_steps", int),
+        ("batch_size", int),
+        ("learning_rate", float),
+        ("checkpoint_every", int),
+        ("mixed_precision", str_to_bool),
+        ("seed", int),
+        ("samples", int),
+        ("log_every", int),
+        ("smdist_backend", str),
+        ("smdist_communication", str),
+        ("smdist_collective_timeout", int),
+    ):
+        default = defaults.pop(name, getattr(base, name))
+        parser.add_argument(f"--{name}", type=kind, default=default)
+    if defaults:
+        raise TypeError(f"unknown defaults: {sorted(defaults)}")
+    return parser
+
+
+def parse_training_args(
+    argv: Sequence[str] | None = None,
+    parser: argparse.ArgumentParser | None = None,
+) -> argparse.Namespace:
+    """Parse known hyperparameters; the rest land in ``namespace.unknown``."""
+    parser = parser or training_arg_parser()
+    namespace, unknown = parser.parse_known_args(argv)
+    namespace.unknown = unknown
+    return namespace

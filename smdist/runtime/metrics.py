@@ -1,0 +1,69 @@
+"""One metric line format for every entry point, and the regexes SageMaker needs to read it.
+
+A line looks like ``[metrics] step=40 epoch=1 loss=0.412300 samples_per_sec=2311.4``. SageMaker
+metric definitions are regexes over the log; keeping the format in one module keeps the
+entry points and the backends' ``metric_definitions`` in step.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sys
+from typing import TextIO
+
+PREFIX = "[metrics]"
+# A value as Python prints floats and ints, plus nan/inf.
+_NUMBER = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf)"
+
+# Metrics the ready entry points print; backends turn these into SageMaker metric definitions.
+STANDARD_METRICS = ("loss", "accuracy", "samples_per_sec", "epoch", "step")
+
+
+def format_metrics(**values: float | int) -> str:
+    """Render one metric line; ints stay ints, floats get six significant decimals."""
+    parts = []
+    for name, value in values.items():
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise ValueError(f"metric name {name!r} must be an identifier")
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"metric {name!r} must be a number, got {value!r}")
+        if isinstance(value, int):
+            parts.append(f"{name}={value}")
+        elif math.isfinite(value):
+            parts.append(f"{name}={value:.6g}" if abs(value) >= 1e5 else f"{name}={value:.6f}")
+        else:
+            parts.append(f"{name}={value}")
+    return " ".join([PREFIX, *parts])
+
+
+def log_metrics(stream: TextIO | None = None, **values: float | int) -> None:
+    """Print one metric line and flush, so log tailers see it at once."""
+    print(format_metrics(**values), file=stream or sys.stdout, flush=True)
+
+
+def metric_regex(name: str) -> str:
+    """The regex whose first group captures ``name`` on a metric line."""
+    return rf"\[metrics\].*?(?:^|\s){re.escape(name)}=({_NUMBER})"
+
+
+def parse_metrics(line: str) -> dict[str, float] | None:
+    """Parse a metric line back into numbers; None when the line is not one."""
+    start = line.find(PREFIX)
+    if start < 0:
+        return None
+    values: dict[str, float] = {}
+    for token in line[start + len(PREFIX) :].split():
+        name, sep, raw = token.partition("=")
+        if not sep:
+            continue
+        try:
+            values[name] = float(raw)
+        except ValueError:
+            continue
+    return values
+
+
+def metric_definitions(names: tuple[str, ...] = STANDARD_METRICS) -> list[dict[str, str]]:
+    """SageMaker ``metric_definitions`` matching the lines above."""
+    return [{"Name": f"train:{name}", "Regex": metric_regex(name)} for name in names]
