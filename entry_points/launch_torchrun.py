@@ -1,0 +1,13 @@
+"""SageMaker entry point for the pytorch_ddp strategy in ``torchrun`` launcher mode.
+
+SageMaker runs this once per host; it starts torchrun, which starts the training script named
+by the ``smdist_training_script`` hyperparameter once per GPU (once on a CPU host). See
+``smdist.runtime.launcher`` for the arguments it understands.
+"""
+
+import sys
+
+from smdist.runtime import launcher
+
+if __name__ == "__main__":
+    sys.exit(launcher.main())

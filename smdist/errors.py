@@ -1,0 +1,98 @@
+"""Errors and warnings that tell a user what to fix: the field path, the bad value, what is valid.
+
+Pydantic's own errors are turned into the same shape so that a YAML typo, a wrong type and a
+cluster mismatch all read alike on the command line.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+Severity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One finding about a spec: where, what was given, what would be valid."""
+
+    path: str
+    message: str
+    value: Any = None
+    valid: str | None = None
+    severity: Severity = "error"
+
+    def __str__(self) -> str:
+        text = f"{self.path}: {self.message}" if self.path else self.message
+        if self.value is not None and repr(self.value) not in text:
+            text += f" (got {self.value!r})"
+        if self.valid:
+            text += f"; valid: {self.valid}"
+        return text
+
+
+class SpecError(ValueError):
+    """A job spec that must not be submitted. ``problems`` lists every error found."""
+
+    def __init__(self, problems: Sequence[Problem]) -> None:
+        self.problems = list(problems)
+        lines = [str(p) for p in self.problems]
+        head = "invalid job spec" if len(lines) != 1 else "invalid job spec: " + lines[0]
+        super().__init__(head if len(lines) == 1 else head + ":\n  - " + "\n  - ".join(lines))
+
+
+def suggest(value: str, choices: Iterable[str], n: int = 3) -> list[str]:
+    return difflib.get_close_matches(value, list(choices), n=n, cutoff=0.6)
+
+
+def did_you_mean(value: str, choices: Iterable[str]) -> str:
+    close = suggest(value, choices, n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def render_location(loc: Sequence[int | str], drop: frozenset[str] = frozenset()) -> str:
+    """('strategy', 'horovod', 'processes_per_host') -> 'strategy.processes_per_host'.
+
+    Pydantic puts the discriminator's tag into the location of a tagged union member; users
+    never wrote it, so it is dropped.
+    """
+    parts: list[str] = []
+    for item in loc:
+        if isinstance(item, int):
+            parts.append(f"[{item}]")
+        elif item in drop:
+            continue
+        else:
+            parts.append(("." if parts else "") + str(item))
+    return "".join(parts)
+
+
+def problems_from_validation_error(
+    exc: ValidationError, prefix: str = "", drop: frozenset[str] = frozenset()
+) -> list[Problem]:
+    problems = []
+    for error in exc.errors(include_url=False):
+        loc = ((prefix,) if prefix else ()) + tuple(error["loc"])
+        if error["type"] == "unknown_key":  # raised by StrictModel: the key belongs in the path
+            loc = loc + (error["ctx"]["key"],)
+        message = error["msg"]
+        if message.startswith("Value error, "):
+            message = message[len("Value error, ") :]
+        value = error.get("input")
+        if error["type"] == "union_tag_not_found":
+            tag = error["ctx"]["discriminator"].strip("'")
+            message = f"needs a {tag!r} key naming one of: {', '.join(sorted(drop))}"
+        if error["type"] == "union_tag_invalid":
+            message = (f"unknown {error['ctx']['discriminator'].strip(chr(39))} "
+                       f"{error['ctx']['tag']!r}; valid: {error['ctx']['expected_tags']}")
+            value = None
+        if error["type"] == "extra_forbidden":
+            value = None  # the key is the problem, not its value
+        if error["type"] in ("missing", "model_type", "dict_type") or isinstance(value, dict):
+            value = None
+        problems.append(Problem(render_location(loc, drop), message, value))
+    return problems

@@ -1,0 +1,170 @@
+"""A SageMaker training host: one process per host, started by the container's toolkit.
+
+SageMaker announces the cluster twice: as variables (SM_HOSTS, SM_CURRENT_HOST, SM_NUM_GPUS,
+SM_RESOURCE_CONFIG, ...) set by the training toolkit for the user's process, and as the file
+``/opt/ml/input/config/resourceconfig.json`` that every container gets, toolkit or not. The
+variables win; the file fills in what they leave out. The process on each host is rank
+``hosts.index(current_host)``; it is usually a launcher (torchrun, mpirun) that starts the
+per-device workers, which then see their own launcher's environment instead.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from .base import (
+    ClusterEnvironment,
+    ClusterEnvironmentError,
+    invalid_variable,
+    log_default_once,
+    parse_host_list,
+    read_int,
+    read_port,
+)
+
+DEFAULT_BASE_DIR = "/opt/ml"
+BASE_DIR_ENV = "SAGEMAKER_BASE_DIR"  # the training toolkit's override of /opt/ml
+RESOURCE_CONFIG_RELATIVE = Path("input/config/resourceconfig.json")
+# The port the SageMaker PyTorch toolkit gives torchrun's master; used when MASTER_PORT is unset.
+DEFAULT_MAIN_PORT = 7777
+
+
+def resource_config_path(environ: Mapping[str, str]) -> Path:
+    return Path(environ.get(BASE_DIR_ENV) or DEFAULT_BASE_DIR) / RESOURCE_CONFIG_RELATIVE
+
+
+class SageMakerEnvironment(ClusterEnvironment):
+    name = "sagemaker"
+
+    @staticmethod
+    def detect(environ: Mapping[str, str]) -> bool:
+        if any(key in environ for key in ("SM_HOSTS", "SM_CURRENT_HOST", "SM_RESOURCE_CONFIG")):
+            return True
+        return resource_config_path(environ).is_file()
+
+    @cached_property
+    def resource_config(self) -> dict[str, Any]:
+        """resourceconfig.json as SM_RESOURCE_CONFIG or the file gives it; {} when neither."""
+        raw = self.environ.get("SM_RESOURCE_CONFIG")
+        source = "SM_RESOURCE_CONFIG"
+        if raw is None:
+            path = resource_config_path(self.environ)
+            if not path.is_file():
+                return {}
+            raw, source = path.read_text(encoding="utf-8"), str(path)
+        expected = 'a JSON object such as {"current_host": "algo-1", "hosts": ["algo-1"]}'
+        try:
+            config = json.loads(raw)
+        except json.JSONDecodeError:
+            raise invalid_variable(source, raw, expected) from None
+        if not isinstance(config, dict):
+            raise invalid_variable(source, raw, expected)
+        return config
+
+    @cached_property
+    def _hosts(self) -> list[str]:
+        raw = self.environ.get("SM_HOSTS")
+        if raw is not None:
+            return parse_host_list("SM_HOSTS", raw)
+        hosts = self.resource_config.get("hosts")
+        if hosts is None:
+            raise ClusterEnvironmentError(
+                "SM_HOSTS is not set and no resource config gives 'hosts': expected SM_HOSTS "
+                'as a JSON list such as \'["algo-1", "algo-2"]\' or the file '
+                f"{resource_config_path(self.environ)}."
+            )
+        return parse_host_list("resourceconfig.json 'hosts'", json.dumps(hosts))
+
+    @property
+    def hosts(self) -> list[str]:
+        return list(self._hosts)
+
+    @property
+    def current_host(self) -> str:
+        host = self.environ.get("SM_CURRENT_HOST") or self.resource_config.get("current_host")
+        if not host:
+            raise ClusterEnvironmentError(
+                "SM_CURRENT_HOST is not set and no resource config gives 'current_host': "
+                f"expected one of the hosts {self._hosts}."
+            )
+        if host not in self._hosts:
+            variable = "SM_CURRENT_HOST" if "SM_CURRENT_HOST" in self.environ else "current_host"
+            raise invalid_variable(variable, host, f"one of the hosts {self._hosts}")
+        return host
+
+    def node_rank(self) -> int:
+        return self._hosts.index(self.current_host)
+
+    def global_rank(self) -> int:
+        return self.node_rank()
+
+    def local_rank(self) -> int:
+        return 0
+
+    def world_size(self) -> int:
+        return len(self._hosts)
+
+    @property
+    def main_address(self) -> str:
+        return self._hosts[0]
+
+    @property
+    def main_port(self) -> int:
+        port = read_port(self.environ, "MASTER_PORT")
+        if port is None:
+            log_default_once(self.name, "MASTER_PORT", DEFAULT_MAIN_PORT, "SageMaker's default")
+            return DEFAULT_MAIN_PORT
+        return port
+
+    def announced_gpus(self) -> int | None:
+        """SM_NUM_GPUS, or None when the host does not say (the caller may ask the driver)."""
+        if not self.environ.get("SM_NUM_GPUS", "").strip():
+            return None
+        return read_int(self.environ, "SM_NUM_GPUS", environment=self.name)
+
+    @property
+    def devices_per_node(self) -> int:
+        gpus = self.announced_gpus()
+        if gpus is None:
+            log_default_once(self.name, "SM_NUM_GPUS", 0, "no GPU count given")
+            return 0
+        return gpus
+
+    @property
+    def network_interface_name(self) -> str | None:
+        return self.environ.get("SM_NETWORK_INTERFACE_NAME") or self.resource_config.get(
+            "network_interface_name"
+        )
+
+    @property
+    def instance_type(self) -> str | None:
+        return self.environ.get("SM_CURRENT_INSTANCE_TYPE") or self.resource_config.get(
+            "current_instance_type"
+        )
+
+    @property
+    def job_name(self) -> str | None:
+        """The training job's name: the same on every host, so usable as a rendezvous id."""
+        name = self.environ.get("TRAINING_JOB_NAME")
+        if name:
+            return name
+        training_env = self.environ.get("SM_TRAINING_ENV")
+        if training_env:
+            try:
+                parsed = json.loads(training_env)
+            except json.JSONDecodeError:
+                raise invalid_variable(
+                    "SM_TRAINING_ENV", training_env, "a JSON object written by SageMaker"
+                ) from None
+            if isinstance(parsed, dict) and parsed.get("job_name"):
+                return str(parsed["job_name"])
+        return None
+
+    def validate_settings(self) -> None:
+        self.current_host  # noqa: B018 - raises when it is not one of the hosts
+        self.devices_per_node  # noqa: B018
+        super().validate_settings()

@@ -1,0 +1,256 @@
+"""TensorFlow pieces shared by the TensorFlow entry points (MultiWorkerMirrored and Horovod).
+
+TensorFlow is imported inside the functions, never at module import: this package is
+standard-library-only at import time. ``import_tensorflow()`` is the one way in, because the
+Keras flavour is decided by an environment variable read when TensorFlow first loads Keras:
+TensorFlow >= 2.16 ships Keras 3, whose ``model.fit`` fails under MultiWorkerMirroredStrategy
+(keras-team/keras#20585: a PerReplica value cannot be converted to a Tensor), so the entry
+points run on tf-keras (Keras 2) through ``TF_USE_LEGACY_KERAS=1``.
+
+Checkpoints are plain ``.npz`` files (model weights, optimizer variables, step): one file, so
+they can be written atomically by ``smdist.runtime.checkpoints``, and readable with numpy
+alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from collections.abc import MutableMapping, Sequence
+from pathlib import Path
+from typing import Any
+
+CHECKPOINT_SUFFIX = "npz"
+# SageMaker's TensorFlow Serving container loads SavedModels from numbered version folders.
+SAVED_MODEL_VERSION = "1"
+
+
+def prepare_tensorflow_environment(environ: MutableMapping[str, str] = os.environ) -> None:
+    """Set the variables TensorFlow reads once, at import. Call before importing tensorflow."""
+    environ["TF_USE_LEGACY_KERAS"] = "1"
+    environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # C++ info lines drown the training log
+
+
+def import_tensorflow() -> Any:
+    """``tensorflow``, with ``tf.keras`` being tf-keras (Keras 2)."""
+    prepare_tensorflow_environment()
+    import tensorflow as tf
+
+    keras_module = getattr(tf.keras, "__name__", "")
+    if not keras_module.startswith("tf_keras"):
+        raise RuntimeError(
+            f"tf.keras resolves to {keras_module or 'Keras 3'}, not tf-keras (Keras 3 breaks "
+            "model.fit under MultiWorkerMirroredStrategy). Install it with `pip install "
+            f"--no-deps tf-keras=={tf.__version__}`, and make sure nothing imports tensorflow "
+            "before import_tensorflow() sets TF_USE_LEGACY_KERAS=1."
+        )
+    return tf
+
+
+def configure_gpus(tf: Any, visible_index: int | None = None) -> list[Any]:
+    """Grow GPU memory on demand and, for one-process-per-GPU launchers, show one GPU only."""
+    gpus = tf.config.list_physical_devices("GPU")
+    if gpus and visible_index is not None:
+        gpu = gpus[visible_index % len(gpus)]
+        tf.config.set_visible_devices(gpu, "GPU")
+        gpus = [gpu]
+    for gpu in gpus:
+        tf.config.experimental.set_memory_growth(gpu, True)
+    return gpus
+
+
+def select_precision(tf: Any, enabled: bool) -> str:
+    """Set the Keras precision policy the local accelerator supports; returns its name.
+
+    bf16 needs no loss scaling and runs at full speed from compute capability 8.0 (A100/H100),
+    fp16 with loss scaling from 7.0 (V100/T4); older GPUs and CPUs train in float32.
+    """
+    gpus = tf.config.list_physical_devices("GPU")
+    policy = "float32"
+    if gpus and enabled:
+        details = tf.config.experimental.get_device_details(gpus[0])
+        capability = tuple(details.get("compute_capability") or (0, 0))
+        if capability >= (8, 0):
+            policy = "mixed_bfloat16"
+        elif capability >= (7, 0):
+            policy = "mixed_float16"
+    if gpus and not enabled:
+        # TF32 matmuls are on by default on Ampere and later; "off" means full float32.
+        tf.config.experimental.enable_tensor_float_32_execution(False)
+    tf.keras.mixed_precision.set_global_policy(policy)
+    return policy
+
+
+def build_classifier(tf: Any, num_features: int, num_classes: int, hidden: int = 64) -> Any:
+    """A small MLP; the logits layer stays float32 so the loss is stable under mixed precision."""
+    keras = tf.keras
+    inputs = keras.Input(shape=(num_features,), name="features")
+    hidden_1 = keras.layers.Dense(hidden, activation="relu", name="hidden_1")(inputs)
+    hidden_2 = keras.layers.Dense(hidden, activation="relu", name="hidden_2")(hidden_1)
+    logits = keras.layers.Dense(num_classes, dtype="float32", name="logits")(hidden_2)
+    return keras.Model(inputs, logits, name="classifier")
+
+
+def weights_checksum(arrays: Sequence[Any]) -> str:
+    """sha256 over the float32 bytes of the weights: equal on every rank iff the weights are."""
+    import numpy as np
+
+    digest = hashlib.sha256()
+    for array in arrays:
+        digest.update(np.ascontiguousarray(array, dtype=np.float32).tobytes())
+    return digest.hexdigest()
+
+
+def training_state(model: Any, optimizer: Any, step: int) -> dict[str, Any]:
+    """Everything a restart needs, as numpy arrays keyed for an ``.npz`` file."""
+    import numpy as np
+
+    state = {f"model_{i}": w for i, w in enumerate(model.get_weights())}
+    state.update({f"optimizer_{i}": v.numpy() for i, v in enumerate(optimizer.variables)})
+    state["step"] = np.asarray(step, dtype=np.int64)
+    return state
+
+
+def write_training_state(path: Path, state: dict[str, Any]) -> None:
+    import numpy as np
+
+    # A file object, not a name: np.savez would append ".npz" to a name lacking it.
+    with open(path, "wb") as handle:
+        np.savez(handle, **state)
+
+
+def read_training_state(path: Path) -> dict[str, Any]:
+    import numpy as np
+
+    with np.load(path) as data:
+        return {name: data[name] for name in data.files}
+
+
+def state_arrays(state: dict[str, Any], prefix: str) -> list[Any]:
+    count = sum(1 for name in state if name.startswith(prefix))
+    return [state[f"{prefix}{i}"] for i in range(count)]
+
+
+def restore_training_state(model: Any, optimizer: Any, state: dict[str, Any], source: str) -> int:
+    """Load weights and optimizer variables (the optimizer must be built); returns the step."""
+    model_arrays = state_arrays(state, "model_")
+    optimizer_arrays = state_arrays(state, "optimizer_")
+    expected_model = len(model.get_weights())
+    expected_optimizer = len(optimizer.variables)
+    if len(model_arrays) != expected_model or len(optimizer_arrays) != expected_optimizer:
+        raise ValueError(
+            f"checkpoint {source} holds {len(model_arrays)} model and {len(optimizer_arrays)} "
+            f"optimizer arrays, but this model has {expected_model} and its optimizer "
+            f"{expected_optimizer}: it was written by a different model or optimizer; delete it "
+            "or point the checkpoint directory elsewhere"
+        )
+    model.set_weights(model_arrays)
+    for variable, value in zip(optimizer.variables, optimizer_arrays, strict=True):
+        variable.assign(value)
+    return int(state["step"])
+
+
+def save_saved_model(model: Any, model_dir: Path, is_chief: bool) -> Path | None:
+    """Save a SavedModel once: the chief into ``model_dir/1``; every other worker to a
+    temporary directory that is then deleted.
+
+    Under MultiWorkerMirroredStrategy saving runs collective ops, so every worker must save;
+    only one copy may land in the model directory that SageMaker uploads.
+    """
+    if is_chief:
+        target = Path(model_dir) / SAVED_MODEL_VERSION
+        target.parent.mkdir(parents=True, exist_ok=True)
+        model.save(str(target), save_format="tf", include_optimizer=False)
+        return target
+    scratch = tempfile.mkdtemp(prefix="smdist-worker-model-")
+    try:
+        model.save(scratch, save_format="tf", include_optimizer=False)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return None
+
+
+# --- MultiWorkerMirroredStrategy -------------------------------------------------------------
+
+COMMUNICATION_CHOICES = ("auto", "ring", "nccl")
+
+
+def multi_worker_strategy(tf: Any, communication: str, timeout_seconds: int) -> Any:
+    """MultiWorkerMirroredStrategy reading TF_CONFIG, with the collective settings smdist sets.
+
+    ``timeout_seconds`` > 0 bounds every collective: without it a hung or vanished worker
+    leaves its peers waiting forever.
+    """
+    if communication not in COMMUNICATION_CHOICES:
+        raise ValueError(
+            f"--smdist_communication={communication!r} is not a collective implementation; "
+            f"use one of {', '.join(COMMUNICATION_CHOICES)}"
+        )
+    if timeout_seconds < 0:
+        raise ValueError(
+            f"--smdist_collective_timeout={timeout_seconds} must be >= 0 (seconds; 0 keeps "
+            "TensorFlow's default of no timeout)"
+        )
+    implementations = tf.distribute.experimental.CommunicationImplementation
+    options = tf.distribute.experimental.CommunicationOptions(
+        implementation=getattr(implementations, communication.upper()),
+        timeout_seconds=float(timeout_seconds) if timeout_seconds else None,
+    )
+    return tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
+
+
+def worker_rank(strategy: Any) -> int:
+    """This worker's position in the collective: the chief (if any) is 0, workers follow."""
+    resolver = strategy.cluster_resolver
+    task_type, task_id = resolver.task_type, resolver.task_id
+    if not task_type:
+        return 0
+    cluster = resolver.cluster_spec().as_dict()
+    has_chief = bool(cluster.get("chief"))
+    if task_type == "chief":
+        return 0
+    return int(task_id) + (1 if has_chief else 0)
+
+
+def sum_over_replicas(tf: Any, strategy: Any, values: Any, first_replica_only: bool) -> Any:
+    """All-reduce (sum) a float64 vector over every replica of every worker, eagerly.
+
+    With ``first_replica_only`` every replica but the global first contributes zeros, which
+    turns the sum into a broadcast from the chief. Call it on every worker in the same order.
+    """
+    local = tf.constant(values, dtype=tf.float64)
+    zeros = tf.zeros_like(local)
+
+    def replica_value(context: Any) -> Any:
+        if first_replica_only and context.replica_id_in_sync_group != 0:
+            return zeros
+        return local
+
+    distributed = strategy.experimental_distribute_values_from_function(replica_value)
+    return strategy.reduce(tf.distribute.ReduceOp.SUM, distributed, axis=None).numpy()
+
+
+def pack_arrays(arrays: Sequence[Any]) -> Any:
+    """One float64 vector of several arrays: a single collective instead of one per array.
+
+    float64 holds float32 values and int64 counters below 2**53 exactly.
+    """
+    import numpy as np
+
+    if not arrays:
+        return np.zeros(0, dtype=np.float64)
+    return np.concatenate([np.asarray(a, dtype=np.float64).reshape(-1) for a in arrays])
+
+
+def unpack_arrays(vector: Any, like: Sequence[Any]) -> list[Any]:
+    import numpy as np
+
+    arrays, offset = [], 0
+    for template in like:
+        template = np.asarray(template)
+        arrays.append(vector[offset : offset + template.size].reshape(template.shape))
+        arrays[-1] = arrays[-1].astype(template.dtype)
+        offset += template.size
+    return arrays

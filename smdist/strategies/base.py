@@ -1,0 +1,225 @@
+"""What every distribution strategy shares: framework, processes per host, MPI options, checks.
+
+A strategy is a pydantic model that knows the framework it runs with, validates itself against a
+cluster, and renders the SageMaker Python SDK v2 ``distribution`` dict and the wire
+hyperparameters that dict becomes. Cross-field and cluster checks return ``Problem`` values
+(errors and warnings) instead of raising, so a user sees every problem at once.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import BeforeValidator, Field, PositiveInt, field_validator
+
+from smdist import catalog
+from smdist.base import StrictModel
+from smdist.cluster import Cluster
+from smdist.errors import Problem, SpecError
+
+Framework = Literal["pytorch", "tensorflow"]
+
+
+def _processes_per_host(value: Any) -> Any:
+    """One clear message instead of pydantic's one-per-union-member."""
+    if value == "auto" or (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+        return value
+    raise ValueError(f"must be 'auto' or a positive integer, got {value!r}")
+
+
+ProcessesPerHost = Annotated[
+    Literal["auto"] | PositiveInt,
+    BeforeValidator(_processes_per_host),
+    Field(description="processes started on each host; 'auto' = the instance's GPU count"),
+]
+
+# A plain mpirun flag or value: no quoting, no shell metacharacters, nothing a shell would expand.
+_MPI_TOKEN = re.compile(r"^[A-Za-z0-9_.,:/@%+=^-]+$")
+
+
+def check_custom_mpi_options(value: str) -> str:
+    """Reject anything but plain mpirun flags: the container pastes them into a command line."""
+    if not value:
+        return value
+    try:
+        tokens = shlex.split(value)
+    except ValueError as exc:
+        raise ValueError(f"cannot split {value!r} into mpirun flags: {exc}") from exc
+    bad = [token for token in tokens if not _MPI_TOKEN.match(token)]
+    if bad or tokens != value.split():
+        shown = bad[0] if bad else value
+        raise ValueError(
+            f"{shown!r} is not a plain mpirun flag; use flags such as "
+            "'-x NCCL_DEBUG=INFO --mca btl_tcp_if_include eth0' without quotes or shell "
+            "characters (; & | $ ` < > ( ) { } * ? ! ~ \\ quotes)"
+        )
+    if not tokens[0].startswith("-"):
+        raise ValueError(f"custom MPI options must start with a flag such as '-x', got {value!r}")
+    return value
+
+
+class Strategy(StrictModel):
+    """Base of the five strategies; subclasses set ``kind`` and render ``distribution``."""
+
+    kind: str
+    collective_timeout: int | None = Field(
+        None,
+        ge=1,
+        le=7 * 24 * 3600,
+        description="seconds a collective may block before the job fails instead of hanging",
+    )
+
+    frameworks: ClassVar[tuple[str, ...]] = ("pytorch",)
+    ready_entry_point: ClassVar[str] = ""
+    launcher_name: ClassVar[str] = "process per host"
+    # The strategies that take processes_per_host from the instance's GPUs, always.
+    one_process_per_gpu: ClassVar[bool] = False
+
+    @property
+    def framework(self) -> str:
+        return self.frameworks[0]
+
+    @property
+    def default_entry_point(self) -> str:
+        """The ready script in ``entry_points/`` used when the spec names none."""
+        return self.ready_entry_point
+
+    # ---- processes -----------------------------------------------------------------------
+    def requested_processes_per_host(self) -> int | Literal["auto"]:
+        return 1
+
+    def resolve_processes_per_host(self, cluster: Cluster) -> int:
+        """Processes SageMaker starts on each host for this strategy on ``cluster``."""
+        requested = "auto" if self.one_process_per_gpu else self.requested_processes_per_host()
+        if requested == "auto":
+            return max(cluster.gpus_per_host, 1)
+        return requested
+
+    def world_size(self, cluster: Cluster) -> int:
+        return self.resolve_processes_per_host(cluster) * cluster.instance_count
+
+    # ---- rendering -----------------------------------------------------------------------
+    def render_distribution(self, cluster: Cluster) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def distribution(self, cluster: Cluster) -> dict[str, Any]:
+        """The SageMaker SDK v2 ``distribution`` argument, after checking ``cluster``."""
+        errors = [p for p in self.check(cluster) if p.severity == "error"]
+        if errors:
+            raise SpecError(errors)
+        return self.render_distribution(cluster)
+
+    def distribution_hyperparameters(self, cluster: Cluster) -> dict[str, Any]:
+        """The hyperparameters the SDK derives from ``distribution`` (before JSON encoding)."""
+        raise NotImplementedError
+
+    def smdist_hyperparameters(self, cluster: Cluster) -> dict[str, Any]:
+        """Hyperparameters smdist adds for its entry points (all prefixed ``smdist_``)."""
+        if self.collective_timeout is None:
+            return {}
+        return {"smdist_collective_timeout": self.collective_timeout}
+
+    def program(self, entry_point: str) -> str:
+        """The script SageMaker runs (``sagemaker_program``) for the user's entry point."""
+        return entry_point
+
+    # ---- checks --------------------------------------------------------------------------
+    def check(
+        self,
+        cluster: Cluster,
+        framework_version: str | None = None,
+        hyperparameters: dict[str, Any] | None = None,
+    ) -> list[Problem]:
+        """Every error and warning for running this strategy on ``cluster``."""
+        return self._check_processes(cluster)
+
+    def _check_processes(self, cluster: Cluster, path: str = "strategy.processes_per_host"):
+        requested = self.requested_processes_per_host()
+        if self.one_process_per_gpu or requested == "auto":
+            return []
+        info = cluster.info
+        if info is None:
+            return []
+        if info.gpus > 0 and requested > info.gpus:
+            return [
+                Problem(
+                    path,
+                    f"{requested} processes per host but {info.instance_type} has "
+                    f"{info.gpus} GPU{'s' if info.gpus != 1 else ''}",
+                    requested,
+                    f"1..{info.gpus} or 'auto'",
+                )
+            ]
+        if info.gpus == 0 and requested > info.vcpus:
+            return [
+                Problem(
+                    path,
+                    f"{requested} processes per host but {info.instance_type} has "
+                    f"{info.vcpus} vCPUs and no GPU",
+                    requested,
+                    f"1..{info.vcpus} or 'auto'",
+                )
+            ]
+        return []
+
+
+def require_library(
+    library: str,
+    label: str,
+    cluster: Cluster,
+    framework: str,
+    framework_version: str | None,
+) -> list[Problem]:
+    """Errors when ``library`` (smddp, smp_v1, smp_v2) does not run on the instance or version."""
+    problems = []
+    info = cluster.info
+    if cluster.is_local_mode:
+        return problems
+    if info is None or library not in info.libraries:
+        supported = sorted(
+            t
+            for t in catalog.known_instance_types()
+            if library in (catalog.instance(t) or _NONE).libraries
+        )
+        problems.append(
+            Problem(
+                "cluster.instance_type",
+                f"{label} does not run on {cluster.instance_type}",
+                None,
+                ", ".join(supported) or "none in the catalogue",
+            )
+        )
+    if framework_version is not None:
+        versions = catalog.supported_versions(library, framework)
+        if not catalog.is_version_supported(library, framework, framework_version):
+            problems.append(
+                Problem(
+                    "code.framework_version",
+                    f"{label} is not available for {framework} {framework_version}",
+                    None,
+                    ", ".join(versions) if versions else f"none: {label} has no {framework} support",
+                )
+            )
+    return problems
+
+
+class _NoLibraries:
+    libraries: frozenset[str] = frozenset()
+
+
+_NONE = _NoLibraries()
+
+
+def mpi_options_field() -> Any:
+    return Field("", description="extra mpirun flags, e.g. '-x NCCL_DEBUG=INFO'")
+
+
+class MPIOptionsMixin(StrictModel):
+    custom_mpi_options: str = mpi_options_field()
+
+    @field_validator("custom_mpi_options")
+    @classmethod
+    def _plain_mpi_flags(cls, value: str) -> str:
+        return check_custom_mpi_options(value)

@@ -1,0 +1,62 @@
+"""Horovod over MPI: ring all-reduce data parallelism, one process per GPU, for PyTorch or TF.
+
+SageMaker starts Horovod with ``mpirun`` across every host when the ``mpi`` distribution is
+enabled; ``processes_per_host`` is the number of ranks mpirun starts on each host.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
+
+from smdist.cluster import Cluster
+from smdist.strategies.base import MPIOptionsMixin, ProcessesPerHost, Strategy
+
+
+class Horovod(MPIOptionsMixin, Strategy):
+    """Horovod with ``mpirun``: ``processes_per_host`` ranks on each host (``auto``: one per GPU)."""
+
+    kind: Literal["horovod"] = "horovod"
+    framework_name: Literal["pytorch", "tensorflow"] = Field(
+        "pytorch", alias="framework", description="pytorch or tensorflow"
+    )
+    processes_per_host: ProcessesPerHost = "auto"
+
+    frameworks: ClassVar[tuple[str, ...]] = ("pytorch", "tensorflow")
+    launcher_name: ClassVar[str] = "mpirun across hosts"
+
+    model_config = {"populate_by_name": True}
+
+    @property
+    def framework(self) -> str:
+        return self.framework_name
+
+    @property
+    def default_entry_point(self) -> str:
+        return f"{self.framework_name}_horovod.py"
+
+    def requested_processes_per_host(self):
+        return self.processes_per_host
+
+    def _mpi(self, cluster: Cluster) -> dict[str, Any]:
+        return {
+            "enabled": True,
+            "processes_per_host": self.resolve_processes_per_host(cluster),
+            "custom_mpi_options": self.custom_mpi_options,
+        }
+
+    def render_distribution(self, cluster: Cluster) -> dict[str, Any]:
+        return {"mpi": self._mpi(cluster)}
+
+    def distribution_hyperparameters(self, cluster: Cluster) -> dict[str, Any]:
+        return mpi_hyperparameters(self._mpi(cluster))
+
+
+def mpi_hyperparameters(mpi: dict[str, Any]) -> dict[str, Any]:
+    """What SDK v2 sends for an ``mpi`` distribution (processes only when given)."""
+    values: dict[str, Any] = {"sagemaker_mpi_enabled": True}
+    if mpi.get("processes_per_host") is not None:
+        values["sagemaker_mpi_num_of_processes_per_host"] = mpi["processes_per_host"]
+    values["sagemaker_mpi_custom_mpi_options"] = mpi.get("custom_mpi_options", "")
+    return values

@@ -1,0 +1,164 @@
+"""Start entry points as real processes for the integration tests, and read what they print.
+
+Every process gets a clean environment (no TF_CONFIG, SM_*, Horovod or Open MPI variables
+inherited from the shell running pytest), writes its output to a file (a full pipe would block
+it) and is killed, with its process group, if it outlives its timeout.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+ENTRY_POINTS = REPO / "entry_points"
+PYTHON = sys.executable
+VENV_BIN = Path(PYTHON).parent
+
+_INHERITED_PREFIXES = ("SM_", "SMDIST_", "TF_CONFIG", "HOROVOD_", "OMPI_", "PMIX_", "NSS_WRAPPER")
+_METRICS = re.compile(r"\[metrics\](?P<body>.*)$")
+_WEIGHTS = re.compile(r"\[weights\] rank=(?P<rank>\d+) sha256=(?P<sha>[0-9a-f]{64})")
+
+
+def clean_environ(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    environ = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(_INHERITED_PREFIXES) and name != "LD_PRELOAD"
+    }
+    environ["PATH"] = f"{VENV_BIN}{os.pathsep}{environ.get('PATH', '')}"
+    environ["PYTHONUNBUFFERED"] = "1"
+    environ.update(extra or {})
+    return environ
+
+
+def free_ports(count: int) -> list[int]:
+    """Ports nothing listens on right now (held open together so they are distinct)."""
+    sockets = []
+    try:
+        for _ in range(count):
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.bind(("", 0))
+            sockets.append(sock)
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+@dataclass
+class Run:
+    """One started process; ``wait`` returns its exit code, ``output`` what it printed."""
+
+    process: subprocess.Popen
+    log: Path
+
+    def wait(self, timeout: float) -> int:
+        try:
+            return self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise AssertionError(
+                f"process {self.process.args} ran past {timeout} s; its output:\n{self.output}"
+            ) from None
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.process.wait(timeout=30)
+
+    @property
+    def output(self) -> str:
+        return self.log.read_text(errors="replace") if self.log.exists() else ""
+
+
+def start(
+    command: Sequence[str], log: Path, environ: Mapping[str, str], cwd: Path | None = None
+) -> Run:
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "wb") as handle:
+        # Own process group: a timeout kills launchers (horovodrun) together with their ranks.
+        process = subprocess.Popen(
+            list(command),
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            env=dict(environ),
+            cwd=cwd or log.parent,
+            start_new_session=True,
+        )
+    return Run(process=process, log=log)
+
+
+def wait_all(runs: Sequence[Run], timeout: float) -> list[int]:
+    """Wait for every run under one deadline; kill them all if any is late."""
+    deadline = time.monotonic() + timeout
+    try:
+        return [run.wait(max(deadline - time.monotonic(), 0.1)) for run in runs]
+    finally:
+        for run in runs:
+            run.kill()
+
+
+def wait_for(condition: Callable[[], bool], timeout: float, what: str, runs: Sequence[Run]) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        if all(run.process.poll() is not None for run in runs):
+            break
+        time.sleep(0.05)
+    outputs = "\n".join(f"--- {run.log}:\n{run.output}" for run in runs)
+    for run in runs:
+        run.kill()
+    raise AssertionError(f"timed out waiting for {what}; outputs:\n{outputs}")
+
+
+def metric_lines(output: str) -> list[dict[str, float]]:
+    lines = []
+    for line in output.splitlines():
+        match = _METRICS.search(line)
+        if match:
+            values = {}
+            for token in match.group("body").split():
+                name, _, raw = token.partition("=")
+                values[name] = float(raw)
+            lines.append(values)
+    return lines
+
+
+def weight_checksums(output: str) -> dict[int, str]:
+    return {int(m.group("rank")): m.group("sha") for m in _WEIGHTS.finditer(output)}
+
+
+def describe(runs: Sequence[Run]) -> str:
+    return "\n".join(f"--- {run.log} (rc {run.process.returncode}):\n{run.output}" for run in runs)
+
+
+def sagemaker_host(base: Path, hosts: Sequence[str], current_host: str) -> dict[str, str]:
+    """The SM_* variables of one emulated host, its opt/ml folders created under ``base``."""
+    import json
+
+    model_dir = base / "model"
+    output_dir = base / "output" / "data"
+    for folder in (model_dir, output_dir, base / "checkpoints"):
+        folder.mkdir(parents=True, exist_ok=True)
+    return {
+        "SM_HOSTS": json.dumps(list(hosts)),
+        "SM_CURRENT_HOST": current_host,
+        "SM_NUM_GPUS": "0",
+        "SM_NUM_CPUS": str(os.cpu_count() or 1),
+        "SM_MODEL_DIR": str(model_dir),
+        "SM_OUTPUT_DATA_DIR": str(output_dir),
+        "SM_CHANNELS": "[]",
+    }
