@@ -1,1 +1,68 @@
+"""Where a job runs. ``fit`` plans a job and hands the Plan to one backend.
 
+Backends load lazily: the SageMaker SDK is imported only by the ``sagemaker`` and
+``sagemaker-local`` backends, the local emulator only when it runs.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from smdist.backends.base import Job, JobError, JobStatus
+from smdist.errors import Problem, SpecError
+
+BACKENDS = {
+    "local": "smdist.backends.local",
+    "sagemaker": "smdist.backends.sagemaker",
+    "sagemaker-local": "smdist.backends.sagemaker_local",
+}
+DEFAULT_BACKEND = "local"
+
+
+def _spec_from(spec: Any, fields: dict[str, Any]):
+    from smdist.spec import JobSpec
+
+    if spec is not None and fields:
+        raise TypeError("pass either a JobSpec or its fields as keyword arguments, not both")
+    if spec is None:
+        return JobSpec.from_dict(
+            {k: (v.model_dump(by_alias=True, exclude_unset=True) if hasattr(v, "model_dump")
+                 else v) for k, v in fields.items()}
+        )
+    if isinstance(spec, JobSpec):
+        return spec
+    from smdist.spec import load
+
+    return load(spec)  # a path to a job file
+
+
+def fit(
+    spec: Any = None,
+    *,
+    backend: str = DEFAULT_BACKEND,
+    wait: bool = True,
+    logs: bool = True,
+    options: dict[str, Any] | None = None,
+    **fields: Any,
+) -> Job:
+    """Run a job: ``fit(JobSpec)``, ``fit("job.yaml")`` or ``fit(name=..., strategy=..., ...)``.
+
+    ``backend``: ``local`` (default: emulated hosts on this machine), ``sagemaker``, or
+    ``sagemaker-local`` (the SDK's Docker local mode). ``options`` go to the backend (for the
+    local backend e.g. ``hosts`` and ``processes_per_host``). With ``wait`` (default) this
+    returns when the job has ended; check ``job.status``.
+    """
+    if backend not in BACKENDS:
+        raise SpecError([Problem("backend", "unknown backend", backend, ", ".join(BACKENDS))])
+    from smdist.plan import plan as make_plan
+
+    job_spec = _spec_from(spec, fields)
+    module = importlib.import_module(BACKENDS[backend])
+    job = module.launch(make_plan(job_spec), **(options or {}))
+    if wait:
+        job.wait(logs=logs)
+    return job
+
+
+__all__ = ["BACKENDS", "Job", "JobError", "JobStatus", "fit"]

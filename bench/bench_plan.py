@@ -1,0 +1,80 @@
+"""How fast smdist answers "what will this job run?" compared with importing the SDK.
+
+Prints, in one run:
+- the median wall time of a fresh Python process doing ``import smdist`` + ``plan`` of the SMP
+  v1 example, against a fresh process doing ``import sagemaker.pytorch`` (when the sagemaker
+  extra is installed), and their ratio (target <= 0.1);
+- the median in-process time to plan a 256-host job (target < 50 ms).
+
+Run: python bench/bench_plan.py [--repeats N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SMDIST_CODE = "import smdist; smdist.plan(smdist.load('examples/smp_v1.yaml'))"
+SDK_CODE = "import sagemaker.pytorch"
+
+
+def fresh_process_seconds(code: str, repeats: int) -> float:
+    env = {**os.environ, "SAGEMAKER_SUPPRESS_V2_WARNING": "1"}
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, check=True,
+                       capture_output=True, timeout=300)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def plan_256_hosts_seconds(repeats: int) -> float:
+    sys.path.insert(0, str(ROOT))
+    import smdist
+    from smdist import Cluster, JobSpec
+    from smdist.strategies import SDMP
+
+    spec = JobSpec(
+        name="big",
+        strategy=SDMP(partitions=2, microbatches=4, processes_per_host=8, ddp=True),
+        cluster=Cluster(instance_type="ml.p4d.24xlarge", instance_count=256),
+    )
+    smdist.plan(spec)  # warm the catalogue cache, as any real caller would have
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        plan = smdist.plan(spec)
+        times.append(time.perf_counter() - start)
+    assert plan.world_size == 2048
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+
+    ours = fresh_process_seconds(SMDIST_CODE, args.repeats)
+    baseline = fresh_process_seconds("pass", args.repeats)
+    print(f"fresh process, bare interpreter         : {baseline * 1000:8.1f} ms")
+    print(f"fresh process, import smdist + plan(SMP) : {ours * 1000:8.1f} ms")
+    if importlib.util.find_spec("sagemaker") is not None:
+        sdk = fresh_process_seconds(SDK_CODE, args.repeats)
+        print(f"fresh process, import sagemaker.pytorch  : {sdk * 1000:8.1f} ms")
+        print(f"ratio smdist / sagemaker                 : {ours / sdk:8.3f}  (target <= 0.1)")
+    else:
+        print("sagemaker not installed (pip install 'smdist[sagemaker]'): SDK comparison skipped")
+    big = plan_256_hosts_seconds(args.repeats * 4)
+    print(f"plan of a 256-host x 8-process SMP job   : {big * 1000:8.1f} ms  (target < 50 ms)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,319 @@
+"""The torchrun launcher's argument handling and command line, without starting torch."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from types import MappingProxyType
+
+import pytest
+
+from smdist.runtime import launcher
+from smdist.runtime.environments import SageMakerEnvironment
+from smdist.runtime.launcher import (
+    LauncherArgs,
+    LauncherArgumentError,
+    build_torchrun_command,
+    gpus_per_host,
+    rendezvous_port,
+    resolve_processes_per_host,
+    resolve_training_script,
+    run_forwarding_signals,
+    split_launcher_args,
+)
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+# --- splitting the launcher's own hyperparameters off ------------------------------------------
+
+
+def test_launcher_flags_are_removed_and_the_rest_kept_in_order_untouched():
+    argv = [
+        "--epochs",
+        "3",
+        "--smdist_training_script",
+        "pytorch_ddp.py",
+        "--note",
+        'it\'s a "quoted" value with spaces',
+        "--smdist_processes_per_host",
+        "2",
+        "--layers",
+        "['a', 'b']",
+        "--smdist_max_restarts",
+        "1",
+        "--flag",
+    ]
+    assert split_launcher_args(argv) == LauncherArgs(
+        training_script="pytorch_ddp.py",
+        processes_per_host=2,
+        max_restarts=1,
+        script_args=[
+            "--epochs",
+            "3",
+            "--note",
+            'it\'s a "quoted" value with spaces',
+            "--layers",
+            "['a', 'b']",
+            "--flag",
+        ],
+    )
+
+
+def test_equals_form_is_accepted():
+    args = split_launcher_args(
+        ["--smdist_training_script=train.py", "--smdist_processes_per_host=auto", "--lr=0.1"]
+    )
+    assert (args.training_script, args.processes_per_host, args.script_args) == (
+        "train.py",
+        None,
+        ["--lr=0.1"],
+    )
+
+
+def test_defaults_are_auto_processes_and_no_restarts():
+    args = split_launcher_args(["--smdist_training_script", "train.py"])
+    assert (args.processes_per_host, args.max_restarts, args.script_args) == (None, 0, [])
+
+
+def test_values_json_encoded_once_too_often_are_accepted():
+    args = split_launcher_args(
+        ["--smdist_training_script", '"train.py"', "--smdist_processes_per_host", '"auto"']
+    )
+    assert (args.training_script, args.processes_per_host) == ("train.py", None)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--epochs", "3"], "--smdist_training_script is missing"),
+        (["--smdist_training_script"], "--smdist_training_script has no value"),
+        (
+            ["--smdist_training_script", "a.py", "--smdist_training_script=b.py"],
+            "given twice",
+        ),
+        (
+            ["--smdist_training_script", "a.py", "--smdist_processes_per_host", "eight"],
+            "--smdist_processes_per_host='eight' is not valid: expected 'auto'",
+        ),
+        (
+            ["--smdist_training_script", "a.py", "--smdist_processes_per_host", "0"],
+            "whole number >= 1",
+        ),
+        (
+            ["--smdist_training_script", "a.py", "--smdist_max_restarts", "-1"],
+            "--smdist_max_restarts='-1' is not valid",
+        ),
+    ],
+)
+def test_malformed_launcher_arguments_are_explained(argv, message):
+    with pytest.raises(LauncherArgumentError, match=message):
+        split_launcher_args(argv)
+
+
+# --- processes, ports, script ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("requested", "gpus", "expected"), [(None, 8, 8), (None, 0, 1), (3, 8, 3), (2, 0, 2)]
+)
+def test_auto_means_one_process_per_gpu_and_one_on_cpu(requested, gpus, expected):
+    assert resolve_processes_per_host(requested, gpus) == expected
+
+
+def test_gpu_count_comes_from_sagemaker_before_the_driver():
+    announced = SageMakerEnvironment(
+        MappingProxyType(
+            {"SM_HOSTS": '["algo-1"]', "SM_CURRENT_HOST": "algo-1", "SM_NUM_GPUS": "4"}
+        )
+    )
+    unannounced = SageMakerEnvironment(
+        MappingProxyType({"SM_HOSTS": '["algo-1"]', "SM_CURRENT_HOST": "algo-1"})
+    )
+    assert gpus_per_host(announced, count_devices=lambda: 99) == 4
+    assert gpus_per_host(unannounced, count_devices=lambda: 2) == 2
+
+
+@pytest.mark.parametrize(
+    ("environ", "port"),
+    [
+        ({}, 29400),
+        ({"MASTER_PORT": "7777"}, 7777),
+        ({"MASTER_PORT": "7777", "SMDIST_RDZV_PORT": "30001"}, 30001),
+    ],
+)
+def test_rendezvous_port_precedence(environ, port):
+    assert rendezvous_port(environ) == port
+
+
+def test_malformed_rendezvous_port_names_the_variable():
+    with pytest.raises(LauncherArgumentError, match="SMDIST_RDZV_PORT='99999' is not valid"):
+        rendezvous_port({"SMDIST_RDZV_PORT": "99999"})
+
+
+def test_script_is_found_in_the_first_directory_that_has_it(tmp_path):
+    first, second = tmp_path / "cwd", tmp_path / "code"
+    first.mkdir()
+    second.mkdir()
+    (second / "train.py").write_text("")
+    assert resolve_training_script("train.py", [first, second]) == (second / "train.py").resolve()
+    absolute = second / "train.py"
+    assert resolve_training_script(str(absolute), [first]) == absolute.resolve()
+
+
+def test_missing_script_lists_where_it_was_looked_for(tmp_path):
+    with pytest.raises(LauncherArgumentError) as error:
+        resolve_training_script("nope.py", [tmp_path])
+    assert "--smdist_training_script='nope.py' was not found" in str(error.value)
+    assert str(tmp_path / "nope.py") in str(error.value)
+
+
+# --- the command -------------------------------------------------------------------------------
+
+
+def command_for(node_rank: int, **overrides) -> list[str]:
+    arguments = dict(
+        python="/usr/bin/python3",
+        num_hosts=2,
+        processes_per_host=8,
+        node_rank=node_rank,
+        rdzv_host="algo-1",
+        rdzv_port=29400,
+        rdzv_id="job-1",
+        max_restarts=2,
+        script="/opt/ml/code/pytorch_ddp.py",
+        script_args=["--epochs", "3", "--note", "a b"],
+    )
+    arguments.update(overrides)
+    return build_torchrun_command(**arguments)
+
+
+def test_torchrun_command_for_the_second_host():
+    assert command_for(1, local_addr="algo-2") == [
+        "/usr/bin/python3",
+        "-m",
+        "torch.distributed.run",
+        "--nnodes",
+        "2",
+        "--nproc_per_node",
+        "8",
+        "--node_rank",
+        "1",
+        "--rdzv_backend",
+        "c10d",
+        "--rdzv_endpoint",
+        "algo-1:29400",
+        "--rdzv_id",
+        "job-1",
+        "--rdzv_conf",
+        "is_host=false",
+        "--max_restarts",
+        "2",
+        "--local_addr",
+        "algo-2",
+        "/opt/ml/code/pytorch_ddp.py",
+        "--epochs",
+        "3",
+        "--note",
+        "a b",
+    ]
+
+
+def test_only_the_first_host_hosts_the_rendezvous_store():
+    assert "is_host=true" in command_for(0)
+    assert "is_host=false" in command_for(1)
+
+
+def test_without_local_addr_the_option_is_left_out_for_older_torch():
+    assert "--local_addr" not in command_for(0)
+
+
+# --- main: configuration errors stop before anything starts --------------------------------------
+
+
+def sagemaker_environ(**extra: str) -> dict[str, str]:
+    environ = {"SM_HOSTS": '["127.0.0.1"]', "SM_CURRENT_HOST": "127.0.0.1", "SM_NUM_GPUS": "0"}
+    environ.update(extra)
+    return environ
+
+
+def test_main_exits_2_when_the_training_script_is_missing(tmp_path, capsys):
+    code = launcher.main(
+        ["--smdist_training_script", "missing.py"], sagemaker_environ(), search_dirs=[tmp_path]
+    )
+    assert code == 2
+    assert "missing.py' was not found" in capsys.readouterr().err
+
+
+def test_main_exits_2_on_a_malformed_host_list(tmp_path, capsys):
+    (tmp_path / "train.py").write_text("")
+    code = launcher.main(
+        ["--smdist_training_script", "train.py"],
+        sagemaker_environ(SM_HOSTS="algo-1"),
+        search_dirs=[tmp_path],
+    )
+    assert code == 2
+    assert "SM_HOSTS='algo-1' is not valid" in capsys.readouterr().err
+
+
+def test_main_exits_1_naming_hosts_that_never_resolve(tmp_path, capsys):
+    (tmp_path / "train.py").write_text("")
+    environ = sagemaker_environ(
+        SM_HOSTS='["127.0.0.1","smdist-missing-host.invalid"]',
+        SMDIST_HOSTS_TIMEOUT_S="0",
+    )
+    code = launcher.main(["--smdist_training_script", "train.py"], environ, search_dirs=[tmp_path])
+    assert code == 1
+    assert "smdist-missing-host.invalid" in capsys.readouterr().err
+
+
+# --- running the child -------------------------------------------------------------------------
+
+
+def test_child_exit_code_is_returned():
+    assert run_forwarding_signals([sys.executable, "-c", "raise SystemExit(3)"], {}) == 3
+
+
+def test_child_killed_by_a_signal_reports_128_plus_the_signal():
+    command = [sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"]
+    assert run_forwarding_signals(command, {}) == 128 + 9
+
+
+def test_sigterm_to_the_launcher_reaches_the_child(tmp_path):
+    """A launcher process gets SIGTERM; its child records it and exits 7, and so does it."""
+    ready, got = tmp_path / "ready", tmp_path / "got"
+    child = textwrap.dedent(
+        f"""
+        import pathlib, signal, sys, time
+        def stop(signum, frame):
+            pathlib.Path({str(got)!r}).write_text(signal.Signals(signum).name)
+            sys.exit(7)
+        signal.signal(signal.SIGTERM, stop)
+        pathlib.Path({str(ready)!r}).write_text("ready")
+        time.sleep(60)
+        """
+    )
+    parent = textwrap.dedent(
+        f"""
+        import sys
+        from smdist.runtime.launcher import run_forwarding_signals
+        sys.exit(run_forwarding_signals([sys.executable, "-c", {child!r}], {{}}))
+        """
+    )
+    process = subprocess.Popen([sys.executable, "-c", parent], cwd=REPO)
+    try:
+        for _ in range(300):
+            if ready.exists() or process.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert ready.exists(), "the child never started"
+        process.terminate()
+        assert process.wait(timeout=30) == 7
+        assert got.read_text() == "SIGTERM"
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=10)
