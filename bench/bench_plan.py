@@ -30,8 +30,14 @@ def fresh_process_seconds(code: str, repeats: int) -> float:
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, check=True,
-                       capture_output=True, timeout=300)
+        subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=ROOT,
+            env=env,
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
         times.append(time.perf_counter() - start)
     return statistics.median(times)
 

@@ -31,7 +31,24 @@ _EXPORTS = {
     "fit": "smdist.backends",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "Checkpoint",
+    "Cluster",
+    "Code",
+    "Horovod",
+    "JobSpec",
+    "MWMS",
+    "Network",
+    "Plan",
+    "PyTorchDDP",
+    "SDDP",
+    "SDMP",
+    "SpecError",
+    "Spot",
+    "fit",
+    "load",
+    "plan",
+]
 
 if TYPE_CHECKING:  # pragma: no cover
     from smdist.backends import fit

@@ -96,8 +96,16 @@ def instances(
 
     from smdist import catalog
 
-    table = Table("instance type", "GPUs", "GPU", "vCPUs", "EFA", "$/hour", "libraries",
-                  title=f"catalogue of {catalog.catalog_date()} ({catalog.price_region()})")
+    table = Table(
+        "instance type",
+        "GPUs",
+        "GPU",
+        "vCPUs",
+        "EFA",
+        "$/hour",
+        "libraries",
+        title=f"catalogue of {catalog.catalog_date()} ({catalog.price_region()})",
+    )
     for name in catalog.known_instance_types():
         info = catalog.instance(name)
         if info is None or (family and info.family != family):

@@ -25,8 +25,10 @@ class Cluster(StrictModel):
             return value
         close = suggestions(value)
         hint = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
-        prefix = "" if value.startswith("ml.") or value in LOCAL_INSTANCE_TYPES else (
-            "SageMaker training instance types start with 'ml.'; "
+        prefix = (
+            ""
+            if value.startswith("ml.") or value in LOCAL_INSTANCE_TYPES
+            else ("SageMaker training instance types start with 'ml.'; ")
         )
         raise ValueError(
             f"{value!r} is not a SageMaker training instance type; {prefix}{hint}"

@@ -12,8 +12,18 @@ if TYPE_CHECKING:
     from smdist.plan import Plan
 
 # One colour per group index; cycles for large jobs.
-PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1",
-           "#ff9da7", "#9c755f", "#bab0ac")
+PALETTE = (
+    "#4e79a7",
+    "#f28e2b",
+    "#59a14f",
+    "#e15759",
+    "#76b7b2",
+    "#edc948",
+    "#b07aa1",
+    "#ff9da7",
+    "#9c755f",
+    "#bab0ac",
+)
 MAX_DRAWN_HOSTS = 16
 
 
@@ -28,14 +38,23 @@ def summary_rows(plan: Plan) -> list[tuple[str, str]]:
         ("job", plan.job_name),
         ("strategy", f"{spec.strategy.kind} ({spec.strategy.launcher_name})"),
         ("framework", f"{plan.framework} {spec.code.framework_version or '(SDK default)'}"),
-        ("cluster", f"{spec.cluster.instance_count} x {spec.cluster.instance_type} "
-                    f"({plan.gpus_per_host} GPU/host)"),
+        (
+            "cluster",
+            f"{spec.cluster.instance_count} x {spec.cluster.instance_type} "
+            f"({plan.gpus_per_host} GPU/host)",
+        ),
         ("processes", f"{topo.processes_per_host} per host, world size {topo.world_size}"),
-        ("program", plan.program + (f"  (runs {plan.entry_point})"
-                                    if plan.program != plan.entry_point else "")),
+        (
+            "program",
+            plan.program
+            + (f"  (runs {plan.entry_point})" if plan.program != plan.entry_point else ""),
+        ),
         ("source_dir", plan.source_dir or "smdist ready entry points"),
-        ("cost", f"{_money(plan.cost.per_hour)}/hour, {_money(plan.cost.max_run)} at max_run "
-                 f"({plan.cost.region} on-demand)"),
+        (
+            "cost",
+            f"{_money(plan.cost.per_hour)}/hour, {_money(plan.cost.max_run)} at max_run "
+            f"({plan.cost.region} on-demand)",
+        ),
     ]
     for kind, groups in topo.groups.items():
         shown = ", ".join(str(g) for g in groups[:4]) + (" ..." if len(groups) > 4 else "")
@@ -92,12 +111,16 @@ def topology_svg(plan: Plan, group_kind: str | None = None) -> str:
                 f'text-anchor="middle">{rank}</text>'
             )
     if len(topo.hosts) > len(hosts):
-        cells.append(f'<text x="4" y="{height - 4}" font-size="12">... '
-                     f"{len(topo.hosts) - len(hosts)} more hosts</text>")
+        cells.append(
+            f'<text x="4" y="{height - 4}" font-size="12">... '
+            f"{len(topo.hosts) - len(hosts)} more hosts</text>"
+        )
     caption = f"colour = {kind.replace('_', '-')} group" if kind else ""
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-            f'role="img" aria-label="topology">{"".join(cells)}</svg>'
-            f'<div style="font-size:11px">{html.escape(caption)}</div>')
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'role="img" aria-label="topology">{"".join(cells)}</svg>'
+        f'<div style="font-size:11px">{html.escape(caption)}</div>'
+    )
 
 
 def plan_html(plan: Plan) -> str:

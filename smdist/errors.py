@@ -87,8 +87,10 @@ def problems_from_validation_error(
             tag = error["ctx"]["discriminator"].strip("'")
             message = f"needs a {tag!r} key naming one of: {', '.join(sorted(drop))}"
         if error["type"] == "union_tag_invalid":
-            message = (f"unknown {error['ctx']['discriminator'].strip(chr(39))} "
-                       f"{error['ctx']['tag']!r}; valid: {error['ctx']['expected_tags']}")
+            message = (
+                f"unknown {error['ctx']['discriminator'].strip(chr(39))} "
+                f"{error['ctx']['tag']!r}; valid: {error['ctx']['expected_tags']}"
+            )
             value = None
         if error["type"] == "extra_forbidden":
             value = None  # the key is the problem, not its value

@@ -21,7 +21,10 @@ from smdist.validation import check_or_raise, effective_framework
 LOG_LEVEL_INFO = 20  # sagemaker_container_log_level the SDK sends by default
 JOB_NAME_PLACEHOLDER = "{name}-<submit-time>"
 SUBMIT_DIRECTORY_PLACEHOLDER = "s3://<bucket>/smdist/source/<content-hash>/sourcedir.tar.gz"
-ESTIMATORS = {"pytorch": "sagemaker.pytorch.PyTorch", "tensorflow": "sagemaker.tensorflow.TensorFlow"}
+ESTIMATORS = {
+    "pytorch": "sagemaker.pytorch.PyTorch",
+    "tensorflow": "sagemaker.tensorflow.TensorFlow",
+}
 
 
 @dataclass(frozen=True)
@@ -173,11 +176,15 @@ def _topology(spec: JobSpec) -> Topology:
             return topology.data_parallel(hosts, per_host)
         if strategy.version == 1:
             return topology.model_parallel(
-                hosts, per_host, strategy.pipeline_degree, strategy.tensor_degree,
+                hosts,
+                per_host,
+                strategy.pipeline_degree,
+                strategy.tensor_degree,
                 strategy.placement_order,
             )
-        return topology.sharded(hosts, per_host, strategy.tensor_degree,
-                                strategy.hybrid_shard_degree or 0)
+        return topology.sharded(
+            hosts, per_host, strategy.tensor_degree, strategy.hybrid_shard_degree or 0
+        )
     return topology.data_parallel(hosts, per_host)
 
 

@@ -28,7 +28,9 @@ ENV_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]{0,511}$")
 REGION = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d$")
 SECURITY_GROUP = re.compile(r"^sg-[0-9a-f]{8,17}$")
 SUBNET = re.compile(r"^subnet-[0-9a-f]{8,17}$")
-KMS_KEY = re.compile(r"^(arn:aws[a-z\-]*:kms:[a-z0-9\-]+:\d{12}:(key|alias)/.+|alias/.+|[0-9a-f\-]{36})$")
+KMS_KEY = re.compile(
+    r"^(arn:aws[a-z\-]*:kms:[a-z0-9\-]+:\d{12}:(key|alias)/.+|alias/.+|[0-9a-f\-]{36})$"
+)
 # Names and values that look like credentials must not travel as hyperparameters or environment.
 SECRET_NAME = re.compile(r"(secret|password|passwd|token|credential|api_?key|access_?key)", re.I)
 SECRET_VALUE = re.compile(r"((AKIA|ASIA)[0-9A-Z]{16}|-----BEGIN [A-Z ]*PRIVATE KEY-----)")
@@ -155,7 +157,9 @@ class JobSpec(StrictModel):
     strategy: AnyStrategy
     cluster: Cluster
     code: Code = Field(default_factory=Code)
-    inputs: dict[str, Input] = Field(default_factory=dict, description="channel -> s3:// or file://")
+    inputs: dict[str, Input] = Field(
+        default_factory=dict, description="channel -> s3:// or file://"
+    )
     hyperparameters: dict[str, HyperparameterValue] = Field(default_factory=dict)
     output_path: str | None = Field(None, description="where model.tar.gz goes (s3:// or file://)")
     checkpoint: Checkpoint | None = None
@@ -226,7 +230,9 @@ class JobSpec(StrictModel):
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
-            raise SpecError(problems_from_validation_error(exc, drop=frozenset(STRATEGIES))) from None
+            raise SpecError(
+                problems_from_validation_error(exc, drop=frozenset(STRATEGIES))
+            ) from None
 
     def to_yaml(self) -> str:
         return yaml.safe_dump(
@@ -257,11 +263,11 @@ def load(path: str | Path) -> JobSpec:
     if spec.code.source_dir is not None and not Path(spec.code.source_dir).is_absolute():
         # Relative source_dir means relative to the job file, wherever smdist is run from.
         resolved = (path.parent / spec.code.source_dir).resolve()
-        spec = spec.model_copy(update={"code": spec.code.model_copy(update={"source_dir": str(resolved)})})
+        spec = spec.model_copy(
+            update={"code": spec.code.model_copy(update={"source_dir": str(resolved)})}
+        )
     return spec
 
 
 def json_schema() -> dict[str, Any]:
     return JobSpec.model_json_schema(by_alias=True)
-
-

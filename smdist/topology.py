@@ -90,7 +90,7 @@ def model_parallel(
     tensor_degree: int,
     order: str = "DPT",
 ) -> Topology:
-    """SMP-style grid: D data-parallel replicas of a P-stage pipeline, each stage T-way tensor split."""
+    """SMP-style grid: D data-parallel replicas of a P-stage pipeline, T-way tensor split."""
     ranks = layout(host_count, processes_per_host)
     world = len(ranks)
     model_degree = pipeline_degree * tensor_degree
@@ -98,8 +98,12 @@ def model_parallel(
     grid = ordered_grid(order, {"D": data_degree, "P": pipeline_degree, "T": tensor_degree})
     dims = range(data_degree), range(pipeline_degree), range(tensor_degree)
     groups = {
-        "model_parallel": [sorted(grid[(d, p, t)] for p in dims[1] for t in dims[2]) for d in dims[0]],
-        "data_parallel": [sorted(grid[(d, p, t)] for d in dims[0]) for p in dims[1] for t in dims[2]],
+        "model_parallel": [
+            sorted(grid[(d, p, t)] for p in dims[1] for t in dims[2]) for d in dims[0]
+        ],
+        "data_parallel": [
+            sorted(grid[(d, p, t)] for d in dims[0]) for p in dims[1] for t in dims[2]
+        ],
         "pipeline": [sorted(grid[(d, p, t)] for p in dims[1]) for d in dims[0] for t in dims[2]],
         "tensor": [sorted(grid[(d, p, t)] for t in dims[2]) for d in dims[0] for p in dims[1]],
     }
@@ -121,8 +125,9 @@ def sharded(
     shard = shard_degree or data_degree
     grid = ordered_grid("DPT", {"D": data_degree, "P": 1, "T": tensor_degree})
     groups: dict[str, list[list[int]]] = {
-        "data_parallel": [sorted(grid[(d, 0, t)] for d in range(data_degree))
-                          for t in range(tensor_degree)],
+        "data_parallel": [
+            sorted(grid[(d, 0, t)] for d in range(data_degree)) for t in range(tensor_degree)
+        ],
         "shard": [
             sorted(grid[(d, 0, t)] for d in range(start, start + shard))
             for t in range(tensor_degree)
@@ -130,6 +135,7 @@ def sharded(
         ],
     }
     if tensor_degree > 1:
-        groups["tensor"] = [sorted(grid[(d, 0, t)] for t in range(tensor_degree))
-                            for d in range(data_degree)]
+        groups["tensor"] = [
+            sorted(grid[(d, 0, t)] for t in range(tensor_degree)) for d in range(data_degree)
+        ]
     return Topology(host_names(host_count), processes_per_host, ranks, groups)

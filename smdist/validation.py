@@ -112,72 +112,148 @@ def _check_hyperparameters(spec: JobSpec) -> list[Problem]:
     for name, value in spec.hyperparameters.items():
         path = f"hyperparameters.{name}"
         if not HYPERPARAMETER_NAME.match(name):
-            problems.append(Problem(path, "is not a usable hyperparameter name", name,
-                                    "letters, digits, _ . - (starting with a letter or _)"))
+            problems.append(
+                Problem(
+                    path,
+                    "is not a usable hyperparameter name",
+                    name,
+                    "letters, digits, _ . - (starting with a letter or _)",
+                )
+            )
         if name.startswith(RESERVED_PREFIXES) or name in RESERVED_NAMES:
-            problems.append(Problem(path, "is reserved: SageMaker or smdist sets it", name,
-                                    "a name not starting with sagemaker_ or smdist_"))
+            problems.append(
+                Problem(
+                    path,
+                    "is reserved: SageMaker or smdist sets it",
+                    name,
+                    "a name not starting with sagemaker_ or smdist_",
+                )
+            )
         encoded = wire.encode(value)
         if len(encoded) > wire.MAX_VALUE_LENGTH:
             problems.append(
-                Problem(path, f"is {len(encoded)} characters once JSON-encoded; SageMaker accepts "
-                        f"at most {wire.MAX_VALUE_LENGTH}", None,
-                        "a shorter value, or put the data in an input channel")
+                Problem(
+                    path,
+                    f"is {len(encoded)} characters once JSON-encoded; SageMaker accepts "
+                    f"at most {wire.MAX_VALUE_LENGTH}",
+                    None,
+                    "a shorter value, or put the data in an input channel",
+                )
             )
         if SECRET_NAME.search(name) or SECRET_VALUE.search(encoded):
             problems.append(
-                Problem(path, "looks like a credential; hyperparameters are visible in the "
-                        "SageMaker console and logs", None,
-                        "pass secrets through AWS Secrets Manager or the job's IAM role")
+                Problem(
+                    path,
+                    "looks like a credential; hyperparameters are visible in the "
+                    "SageMaker console and logs",
+                    None,
+                    "pass secrets through AWS Secrets Manager or the job's IAM role",
+                )
             )
     added = SDK_HYPERPARAMETER_COUNT + len(added_hyperparameters(spec))
     if len(spec.hyperparameters) + added > wire.MAX_HYPERPARAMETERS:
-        problems.append(Problem("hyperparameters", f"{len(spec.hyperparameters)} hyperparameters "
-                                f"plus the {added} SageMaker and smdist add exceed SageMaker's "
-                                f"limit of {wire.MAX_HYPERPARAMETERS}", None,
-                                f"at most {wire.MAX_HYPERPARAMETERS - added}"))
+        problems.append(
+            Problem(
+                "hyperparameters",
+                f"{len(spec.hyperparameters)} hyperparameters "
+                f"plus the {added} SageMaker and smdist add exceed SageMaker's "
+                f"limit of {wire.MAX_HYPERPARAMETERS}",
+                None,
+                f"at most {wire.MAX_HYPERPARAMETERS - added}",
+            )
+        )
     return problems
 
 
 def _check_environment(spec: JobSpec) -> list[Problem]:
     problems = []
     if len(spec.environment) > wire.MAX_ENVIRONMENT_ENTRIES:
-        problems.append(Problem("environment", f"{len(spec.environment)} entries; SageMaker "
-                                f"accepts at most {wire.MAX_ENVIRONMENT_ENTRIES}"))
+        problems.append(
+            Problem(
+                "environment",
+                f"{len(spec.environment)} entries; SageMaker "
+                f"accepts at most {wire.MAX_ENVIRONMENT_ENTRIES}",
+            )
+        )
     for name, value in spec.environment.items():
         path = f"environment.{name}"
         if not ENV_NAME.match(name):
-            problems.append(Problem(path, "is not an environment variable name", name,
-                                    "letters, digits and _, not starting with a digit"))
+            problems.append(
+                Problem(
+                    path,
+                    "is not an environment variable name",
+                    name,
+                    "letters, digits and _, not starting with a digit",
+                )
+            )
         if len(value) > wire.MAX_ENVIRONMENT_VALUE_LENGTH:
-            problems.append(Problem(path, f"value is {len(value)} characters", None,
-                                    f"at most {wire.MAX_ENVIRONMENT_VALUE_LENGTH}"))
+            problems.append(
+                Problem(
+                    path,
+                    f"value is {len(value)} characters",
+                    None,
+                    f"at most {wire.MAX_ENVIRONMENT_VALUE_LENGTH}",
+                )
+            )
         if name.upper() in AWS_CREDENTIAL_VARIABLES or SECRET_VALUE.search(value):
-            problems.append(Problem(path, "is an AWS credential; the job's IAM role gives it "
-                                    "AWS access without one", None,
-                                    "remove it and grant the role the permissions"))
+            problems.append(
+                Problem(
+                    path,
+                    "is an AWS credential; the job's IAM role gives it AWS access without one",
+                    None,
+                    "remove it and grant the role the permissions",
+                )
+            )
         elif SECRET_NAME.search(name):
-            problems.append(Problem(path, "looks like a secret; job environment variables are "
-                                    "visible in DescribeTrainingJob and the console",
-                                    severity="warning"))
+            problems.append(
+                Problem(
+                    path,
+                    "looks like a secret; job environment variables are "
+                    "visible in DescribeTrainingJob and the console",
+                    severity="warning",
+                )
+            )
     return problems
 
 
 def _check_spot_and_pools(spec: JobSpec) -> list[Problem]:
     problems = []
     if spec.spot.max_wait is not None and not spec.spot.enabled:
-        problems.append(Problem("spot.max_wait", "only applies to managed spot training",
-                                spec.spot.max_wait, "set spot.enabled: true, or remove max_wait"))
+        problems.append(
+            Problem(
+                "spot.max_wait",
+                "only applies to managed spot training",
+                spec.spot.max_wait,
+                "set spot.enabled: true, or remove max_wait",
+            )
+        )
     if spec.spot.max_wait is not None and spec.spot.max_wait < spec.max_run:
-        problems.append(Problem("spot.max_wait", f"must be >= max_run ({spec.max_run}): SageMaker "
-                                "waits for spot capacity and runs within max_wait",
-                                spec.spot.max_wait, f">= {spec.max_run}"))
+        problems.append(
+            Problem(
+                "spot.max_wait",
+                f"must be >= max_run ({spec.max_run}): SageMaker "
+                "waits for spot capacity and runs within max_wait",
+                spec.spot.max_wait,
+                f">= {spec.max_run}",
+            )
+        )
     if spec.spot.enabled and spec.keep_alive:
-        problems.append(Problem("keep_alive", "warm pools are not available with managed spot "
-                                "training", spec.keep_alive, "0 with spot, or disable spot"))
+        problems.append(
+            Problem(
+                "keep_alive",
+                "warm pools are not available with managed spot training",
+                spec.keep_alive,
+                "0 with spot, or disable spot",
+            )
+        )
     if spec.spot.enabled and (spec.checkpoint is None or spec.checkpoint.s3_uri is None):
-        problems.append(Problem("checkpoint.s3_uri", "spot training without checkpoints restarts "
-                                "from scratch after every interruption", severity="warning"))
+        problems.append(
+            Problem(
+                "checkpoint.s3_uri",
+                "spot training without checkpoints restarts from scratch after every interruption",
+                severity="warning",
+            )
+        )
     return problems
 
 

@@ -27,8 +27,14 @@ def _spec_from(spec: Any, fields: dict[str, Any]):
         raise TypeError("pass either a JobSpec or its fields as keyword arguments, not both")
     if spec is None:
         return JobSpec.from_dict(
-            {k: (v.model_dump(by_alias=True, exclude_unset=True) if hasattr(v, "model_dump")
-                 else v) for k, v in fields.items()}
+            {
+                k: (
+                    v.model_dump(by_alias=True, exclude_unset=True)
+                    if hasattr(v, "model_dump")
+                    else v
+                )
+                for k, v in fields.items()
+            }
         )
     if isinstance(spec, JobSpec):
         return spec

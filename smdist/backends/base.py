@@ -57,8 +57,9 @@ class Job(Protocol):
         """Log lines so far (``follow``: keep yielding until the job ends)."""
         ...
 
-    def wait(self, timeout: float | None = None, logs: bool = False,
-             raise_on_failure: bool = False) -> JobStatus:
+    def wait(
+        self, timeout: float | None = None, logs: bool = False, raise_on_failure: bool = False
+    ) -> JobStatus:
         """Block until the job ends (or ``timeout`` seconds pass); return its status."""
         ...
 

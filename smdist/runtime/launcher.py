@@ -12,7 +12,8 @@ passed through untouched, in order.
 
 The launcher waits (bounded) for every host to resolve, adds NCCL defaults on GPU hosts,
 forwards SIGTERM / SIGINT to torchrun (which then stops its workers; SIGKILL would orphan
-them) and exits with torchrun's exit code. Bad arguments exit 2 before anything starts.
+them) and exits with torchrun's exit code, or 143 when a SIGTERM stopped it (torchrun itself
+exits 1 then). Bad arguments exit 2 before anything starts.
 """
 
 from __future__ import annotations
@@ -230,6 +231,11 @@ def build_torchrun_command(
     The first host hosts the c10d store (``is_host`` is explicit rather than guessed from host
     names, which fails when several emulated hosts share one machine). ``local_addr`` makes the
     workers' MASTER_ADDR the host's announced name instead of whatever its FQDN resolves to.
+
+    With c10d, torchrun ignores ``--node_rank`` (it says so in its log) and numbers the nodes
+    in the sorted order of their local addresses. Given the SageMaker host names, ``algo-1``
+    sorts first, so global rank 0 is always on the first host; other hosts' node ranks may
+    differ from their position in SM_HOSTS (``algo-10`` sorts before ``algo-2``).
     """
     command = [
         python,
@@ -270,11 +276,18 @@ def _terminate_with_parent() -> None:
 
 
 def run_forwarding_signals(command: Sequence[str], env: Mapping[str, str]) -> int:
-    """Run ``command``; pass SIGTERM / SIGINT on to it; return its exit code (128+N if killed)."""
+    """Run ``command``, passing SIGTERM / SIGINT on to it; return its exit code.
+
+    A child killed by signal N reports 128 + N, as a shell would. When the child was stopped
+    by a forwarded signal and exits non-zero, the result is 128 + that signal (143 for
+    SIGTERM), not torchrun's generic 1: callers tell a stopped job from a failed one by it.
+    """
     child: subprocess.Popen[bytes] | None = None
     early: list[int] = []
+    received: list[int] = []
 
     def forward(signum: int, frame: FrameType | None) -> None:
+        received.append(signum)
         if child is None:
             early.append(signum)
         elif child.poll() is None:
@@ -299,6 +312,8 @@ def run_forwarding_signals(command: Sequence[str], env: Mapping[str, str]) -> in
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+    if returncode != 0 and received:
+        return 128 + received[0]
     return returncode if returncode >= 0 else 128 - returncode
 
 
@@ -317,14 +332,14 @@ def main(
         args = split_launcher_args(argv)
         script = resolve_training_script(args.training_script, search_dirs)
         sagemaker = SageMakerEnvironment(environ)
-        sagemaker.validate_settings()
+        current_host = sagemaker.current_host  # raises unless it is one of the hosts
+        gpus = gpus_per_host(sagemaker)
         port = rendezvous_port(environ)
         timeout_s = hosts_timeout(environ)
     except (LauncherArgumentError, ClusterEnvironmentError) as error:
         print(f"smdist-launcher: {error}", file=sys.stderr, flush=True)
         return CONFIG_ERROR_EXIT_CODE
 
-    gpus = gpus_per_host(sagemaker)
     processes = resolve_processes_per_host(args.processes_per_host, gpus)
     try:
         wait_for_hosts(sagemaker.hosts, timeout_s=timeout_s)
@@ -346,7 +361,7 @@ def main(
         max_restarts=args.max_restarts,
         script=str(script),
         script_args=args.script_args,
-        local_addr=sagemaker.current_host if torch_supports_local_addr() else None,
+        local_addr=current_host if torch_supports_local_addr() else None,
     )
-    logger.info("host %s: %s", sagemaker.current_host, shlex.join(command))
+    logger.info("host %s: %s", current_host, shlex.join(command))
     return run_forwarding_signals(command, child_env)

@@ -199,7 +199,9 @@ def require_library(
                     "code.framework_version",
                     f"{label} is not available for {framework} {framework_version}",
                     None,
-                    ", ".join(versions) if versions else f"none: {label} has no {framework} support",
+                    ", ".join(versions)
+                    if versions
+                    else f"none: {label} has no {framework} support",
                 )
             )
     return problems

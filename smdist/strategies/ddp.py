@@ -93,13 +93,22 @@ class PyTorchDDP(Strategy):
         info = cluster.info
         if self.backend == "nccl" and gpus == 0 and not cluster.is_local_mode:
             problems.append(
-                Problem("strategy.backend", f"NCCL needs GPUs and {cluster.instance_type} has none",
-                        "nccl", "auto, gloo")
+                Problem(
+                    "strategy.backend",
+                    f"NCCL needs GPUs and {cluster.instance_type} has none",
+                    "nccl",
+                    "auto, gloo",
+                )
             )
         if self.backend == "gloo" and gpus > 0:
             problems.append(
-                Problem("strategy.backend", "gloo on GPU instances is much slower than NCCL",
-                        "gloo", "auto, nccl", severity="warning")
+                Problem(
+                    "strategy.backend",
+                    "gloo on GPU instances is much slower than NCCL",
+                    "gloo",
+                    "auto, nccl",
+                    severity="warning",
+                )
             )
         if self.launcher == "torch_distributed":
             if self.processes_per_host != "auto":
@@ -131,9 +140,11 @@ class PyTorchDDP(Strategy):
                     )
                 )
             minimum = catalog.minimum_version("torch_distributed", "pytorch")
-            if minimum and framework_version and catalog.compare_versions(
-                framework_version, minimum
-            ) < 0:
+            if (
+                minimum
+                and framework_version
+                and catalog.compare_versions(framework_version, minimum) < 0
+            ):
                 problems.append(
                     Problem(
                         "code.framework_version",

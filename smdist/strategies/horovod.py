@@ -15,7 +15,7 @@ from smdist.strategies.base import MPIOptionsMixin, ProcessesPerHost, Strategy
 
 
 class Horovod(MPIOptionsMixin, Strategy):
-    """Horovod with ``mpirun``: ``processes_per_host`` ranks on each host (``auto``: one per GPU)."""
+    """Horovod with ``mpirun``: ``processes_per_host`` ranks per host (``auto``: one per GPU)."""
 
     kind: Literal["horovod"] = "horovod"
     framework_name: Literal["pytorch", "tensorflow"] = Field(

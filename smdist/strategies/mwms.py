@@ -46,11 +46,18 @@ class MWMS(Strategy):
         return {"sagemaker_multi_worker_mirrored_strategy_enabled": True}
 
     def smdist_hyperparameters(self, cluster: Cluster) -> dict[str, Any]:
-        return {"smdist_communication": self.communication, **super().smdist_hyperparameters(cluster)}
+        return {
+            "smdist_communication": self.communication,
+            **super().smdist_hyperparameters(cluster),
+        }
 
     def check(self, cluster, framework_version=None, hyperparameters=None) -> list[Problem]:
         problems = super().check(cluster, framework_version, hyperparameters)
-        if self.communication == "nccl" and cluster.gpus_per_host == 0 and not cluster.is_local_mode:
+        if (
+            self.communication == "nccl"
+            and cluster.gpus_per_host == 0
+            and not cluster.is_local_mode
+        ):
             problems.append(
                 Problem(
                     "strategy.communication",

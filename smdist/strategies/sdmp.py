@@ -180,12 +180,17 @@ class SDMP(MPIOptionsMixin, Strategy):
         modelparallel = {"enabled": True, "parameters": self.parameters()}
         if self.version == 1:
             return {"smdistributed": {"modelparallel": modelparallel}, "mpi": self._mpi(cluster)}
-        return {"torch_distributed": {"enabled": True}, "smdistributed": {"modelparallel": modelparallel}}
+        return {
+            "torch_distributed": {"enabled": True},
+            "smdistributed": {"modelparallel": modelparallel},
+        }
 
     def distribution_hyperparameters(self, cluster: Cluster) -> dict[str, Any]:
         from smdist.strategies.horovod import mpi_hyperparameters
 
-        values: dict[str, Any] = mpi_hyperparameters(self._mpi(cluster)) if self.version == 1 else {}
+        values: dict[str, Any] = (
+            mpi_hyperparameters(self._mpi(cluster)) if self.version == 1 else {}
+        )
         values["mp_parameters"] = self.parameters()
         values["sagemaker_distributed_dataparallel_enabled"] = False
         values["sagemaker_instance_type"] = cluster.instance_type
@@ -203,8 +208,12 @@ class SDMP(MPIOptionsMixin, Strategy):
             problems += self._check_v2()
         if self.version == 2 and self.framework == "tensorflow":
             problems.append(
-                Problem("strategy.framework", "SMP v2 runs with PyTorch only", "tensorflow",
-                        "pytorch, or version 1 for TensorFlow")
+                Problem(
+                    "strategy.framework",
+                    "SMP v2 runs with PyTorch only",
+                    "tensorflow",
+                    "pytorch, or version 1 for TensorFlow",
+                )
             )
         else:
             problems += require_library(
@@ -218,13 +227,22 @@ class SDMP(MPIOptionsMixin, Strategy):
         problems = []
         if self.partitions is None:
             problems.append(
-                Problem("strategy.partitions", "SMP v1 needs the number of partitions",
-                        valid="an integer >= 1, e.g. 2")
+                Problem(
+                    "strategy.partitions",
+                    "SMP v1 needs the number of partitions",
+                    valid="an integer >= 1, e.g. 2",
+                )
             )
         for name in ("hybrid_shard_degree", "sm_activation_offloading", "expert_parallel_degree"):
             if getattr(self, name) is not None:
-                problems.append(Problem(f"strategy.{name}", "is an SMP v2 parameter",
-                                        getattr(self, name), "remove it, or set version: 2"))
+                problems.append(
+                    Problem(
+                        f"strategy.{name}",
+                        "is an SMP v2 parameter",
+                        getattr(self, name),
+                        "remove it, or set version: 2",
+                    )
+                )
         batch = hyperparameters.get("batch_size")
         if isinstance(batch, int) and not isinstance(batch, bool) and batch % self.microbatches:
             problems.append(
@@ -233,26 +251,37 @@ class SDMP(MPIOptionsMixin, Strategy):
                     f"{self.microbatches} microbatches do not divide the per-rank batch size "
                     f"{batch} (hyperparameters.batch_size)",
                     self.microbatches,
-                    "a divisor of the batch size: "
-                    + ", ".join(str(d) for d in _divisors(batch)),
+                    "a divisor of the batch size: " + ", ".join(str(d) for d in _divisors(batch)),
                 )
             )
         return problems
 
     def _check_v2(self) -> list[Problem]:
-        v1_only = ("partitions", "default_partition", "active_microbatches", "horovod",
-                   "sharded_data_parallel_degree")
+        v1_only = (
+            "partitions",
+            "default_partition",
+            "active_microbatches",
+            "horovod",
+            "sharded_data_parallel_degree",
+        )
         problems = [
-            Problem(f"strategy.{name}", "is an SMP v1 parameter", getattr(self, name),
-                    "remove it, or set version: 1")
+            Problem(
+                f"strategy.{name}",
+                "is an SMP v1 parameter",
+                getattr(self, name),
+                "remove it, or set version: 1",
+            )
             for name in v1_only
             if getattr(self, name) is not None
         ]
         if self.processes_per_host != "auto":
             problems.append(
-                Problem("strategy.processes_per_host",
-                        "SMP v2 runs under torchrun with one process per GPU",
-                        self.processes_per_host, "'auto'")
+                Problem(
+                    "strategy.processes_per_host",
+                    "SMP v2 runs under torchrun with one process per GPU",
+                    self.processes_per_host,
+                    "'auto'",
+                )
             )
         return problems
 
@@ -260,8 +289,10 @@ class SDMP(MPIOptionsMixin, Strategy):
         problems = []
         mp = self.model_parallel_degree
         if world % mp:
-            what = "partitions x tensor_parallel_degree" if self.version == 1 else (
-                "tensor_parallel_degree"
+            what = (
+                "partitions x tensor_parallel_degree"
+                if self.version == 1
+                else ("tensor_parallel_degree")
             )
             path = "strategy.partitions" if self.version == 1 else "strategy.tensor_parallel_degree"
             problems.append(
@@ -282,7 +313,10 @@ class SDMP(MPIOptionsMixin, Strategy):
                         f"{self.hybrid_shard_degree} does not divide the {rest} data-parallel "
                         f"ranks (world size {world} / tensor_parallel_degree {mp})",
                         self.hybrid_shard_degree,
-                        "0 or a divisor of " + str(rest) + ": " + ", ".join(map(str, _divisors(rest))),
+                        "0 or a divisor of "
+                        + str(rest)
+                        + ": "
+                        + ", ".join(map(str, _divisors(rest))),
                     )
                 )
         return problems

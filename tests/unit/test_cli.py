@@ -13,8 +13,9 @@ EXAMPLES = sorted(Path("examples").glob("*.yaml"))
 
 
 def smdist(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "smdist.cli", *args], capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "smdist.cli", *args], capture_output=True, text=True, timeout=120
+    )
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[e.stem for e in EXAMPLES])
@@ -31,8 +32,11 @@ def test_examples_cover_all_five_strategies():
 
 def test_invalid_job_exits_2_with_the_field_on_stderr(tmp_path):
     job = tmp_path / "job.yaml"
-    job.write_text(Path("examples/horovod_pytorch.yaml").read_text().replace(
-        "processes_per_host: 1", "process_per_host: 1"))
+    job.write_text(
+        Path("examples/horovod_pytorch.yaml")
+        .read_text()
+        .replace("processes_per_host: 1", "process_per_host: 1")
+    )
     result = smdist("validate", str(job))
     assert result.returncode == 2
     assert "strategy.process_per_host" in result.stderr
@@ -63,8 +67,9 @@ def test_plan_json_has_wire_hyperparameters_and_topology():
 
 def test_plan_text_shows_warnings_for_a_single_node_sddp(tmp_path):
     job = tmp_path / "job.yaml"
-    job.write_text(Path("examples/sddp.yaml").read_text().replace("instance_count: 2",
-                                                                  "instance_count: 1"))
+    job.write_text(
+        Path("examples/sddp.yaml").read_text().replace("instance_count: 2", "instance_count: 1")
+    )
     result = smdist("plan", str(job))
     assert result.returncode == 0, result.stderr
     assert "single node" in result.stdout

@@ -14,8 +14,9 @@ def test_import_and_plan_load_no_heavy_modules():
         "smdist.plan(smdist.load('examples/smp_v1.yaml'))\n"
         f"print([m for m in {HEAVY!r} if m in sys.modules])\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
 
@@ -26,6 +27,7 @@ def test_runtime_imports_without_pydantic():
         "import smdist.runtime.args, smdist.runtime.metrics, smdist.runtime.paths\n"
         "print('pydantic' in sys.modules, 'yaml' in sys.modules)\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+    )
     assert result.stdout.strip() == "False False", result.stderr

@@ -26,18 +26,30 @@ def make_spec(strategy, instance_type="ml.p3.16xlarge", count=2, **extra) -> Job
 
 def wire_distribution_part(plan) -> dict[str, str]:
     """Wire hyperparameters minus the user's, smdist's and the SDK's per-job five."""
-    common = {"sagemaker_submit_directory", "sagemaker_program", "sagemaker_container_log_level",
-              "sagemaker_job_name", "sagemaker_region", "model_dir"}
-    return {k: v for k, v in plan.wire_hyperparameters.items()
-            if k.startswith(("sagemaker_", "mp_parameters")) and k not in common}
+    common = {
+        "sagemaker_submit_directory",
+        "sagemaker_program",
+        "sagemaker_container_log_level",
+        "sagemaker_job_name",
+        "sagemaker_region",
+        "model_dir",
+    }
+    return {
+        k: v
+        for k, v in plan.wire_hyperparameters.items()
+        if k.startswith(("sagemaker_", "mp_parameters")) and k not in common
+    }
 
 
 def test_mpi_distribution_renders_processes_and_options():
     strategy = Horovod(processes_per_host=8, custom_mpi_options="-verbose -x NCCL_DEBUG=INFO")
     cluster = Cluster(instance_type="ml.p3.16xlarge", instance_count=2)
     assert strategy.distribution(cluster) == {
-        "mpi": {"enabled": True, "processes_per_host": 8,
-                "custom_mpi_options": "-verbose -x NCCL_DEBUG=INFO"}
+        "mpi": {
+            "enabled": True,
+            "processes_per_host": 8,
+            "custom_mpi_options": "-verbose -x NCCL_DEBUG=INFO",
+        }
     }
     plan = smdist.plan(make_spec(strategy))
     assert wire_distribution_part(plan) == {
@@ -70,8 +82,11 @@ def test_torch_distributed_launcher_renders_its_distribution():
 
 
 def test_torchrun_launcher_runs_smdist_launcher_with_the_script_as_hyperparameter():
-    spec = make_spec(PyTorchDDP(max_restarts=2), "ml.p3.2xlarge",
-                     code={"entry_point": "train.py", "source_dir": "/src"})
+    spec = make_spec(
+        PyTorchDDP(max_restarts=2),
+        "ml.p3.2xlarge",
+        code={"entry_point": "train.py", "source_dir": "/src"},
+    )
     plan = smdist.plan(spec)
     assert plan.distribution == {}
     assert plan.program == "launch_torchrun.py"
@@ -98,13 +113,30 @@ def test_sddp_renders_dataparallel_with_instance_type():
 
 
 def test_smp_v1_renders_modelparallel_and_mpi():
-    strategy = SDMP(partitions=2, microbatches=8, placement_strategy="cluster", ddp=True,
-                    processes_per_host=8, custom_mpi_options="-verbose")
+    strategy = SDMP(
+        partitions=2,
+        microbatches=8,
+        placement_strategy="cluster",
+        ddp=True,
+        processes_per_host=8,
+        custom_mpi_options="-verbose",
+    )
     plan = smdist.plan(make_spec(strategy))
     assert plan.distribution == {
-        "smdistributed": {"modelparallel": {"enabled": True, "parameters": {
-            "partitions": 2, "microbatches": 8, "pipeline": "interleaved", "optimize": "speed",
-            "placement_strategy": "cluster", "auto_partition": True, "ddp": True}}},
+        "smdistributed": {
+            "modelparallel": {
+                "enabled": True,
+                "parameters": {
+                    "partitions": 2,
+                    "microbatches": 8,
+                    "pipeline": "interleaved",
+                    "optimize": "speed",
+                    "placement_strategy": "cluster",
+                    "auto_partition": True,
+                    "ddp": True,
+                },
+            }
+        },
         "mpi": {"enabled": True, "processes_per_host": 8, "custom_mpi_options": "-verbose"},
     }
     assert wire_distribution_part(plan) == {
@@ -122,8 +154,12 @@ def test_smp_v2_renders_torch_distributed_and_modelparallel():
     plan = smdist.plan(make_spec(strategy, "ml.p4d.24xlarge"))
     assert plan.distribution == {
         "torch_distributed": {"enabled": True},
-        "smdistributed": {"modelparallel": {"enabled": True, "parameters": {
-            "hybrid_shard_degree": 2, "tensor_parallel_degree": 1}}},
+        "smdistributed": {
+            "modelparallel": {
+                "enabled": True,
+                "parameters": {"hybrid_shard_degree": 2, "tensor_parallel_degree": 1},
+            }
+        },
     }
     assert wire_distribution_part(plan) == {
         "mp_parameters": '{"hybrid_shard_degree": 2, "tensor_parallel_degree": 1}',
@@ -144,12 +180,27 @@ def test_mwms_renders_its_distribution_and_tf_model_dir():
 
 
 def test_user_hyperparameters_are_json_encoded_like_the_sdk():
-    spec = make_spec(Horovod(), "ml.p3.2xlarge", hyperparameters={
-        "epochs": 2, "lr": 0.1, "name": "x y", "flag": True, "lst": [1, 2], "d": {"a": 1}})
+    spec = make_spec(
+        Horovod(),
+        "ml.p3.2xlarge",
+        hyperparameters={
+            "epochs": 2,
+            "lr": 0.1,
+            "name": "x y",
+            "flag": True,
+            "lst": [1, 2],
+            "d": {"a": 1},
+        },
+    )
     wire = smdist.plan(spec).wire_hyperparameters
     assert {k: wire[k] for k in ("epochs", "lr", "name", "flag", "lst", "d")} == {
-        "epochs": "2", "lr": "0.1", "name": '"x y"', "flag": "true", "lst": "[1, 2]",
-        "d": '{"a": 1}'}
+        "epochs": "2",
+        "lr": "0.1",
+        "name": '"x y"',
+        "flag": "true",
+        "lst": "[1, 2]",
+        "d": '{"a": 1}',
+    }
     assert wire["sagemaker_container_log_level"] == "20"
     assert wire["sagemaker_region"] == '"us-west-2"'
 
@@ -161,13 +212,17 @@ def test_collective_timeout_travels_to_the_entry_point():
 
 def test_estimator_kwargs_carry_spot_network_checkpoint_and_tags():
     spec = make_spec(
-        PyTorchDDP(), "ml.p3.2xlarge",
+        PyTorchDDP(),
+        "ml.p3.2xlarge",
         role="arn:aws:iam::123456789012:role/SageMakerRole",
         checkpoint={"s3_uri": "s3://bucket-name/ckpt"},
-        spot={"enabled": True, "max_wait": 7200}, max_run=3600,
-        network={"subnets": ["subnet-0123456789abcdef0"],
-                 "security_group_ids": ["sg-0123456789abcdef0"],
-                 "encrypt_inter_container_traffic": True},
+        spot={"enabled": True, "max_wait": 7200},
+        max_run=3600,
+        network={
+            "subnets": ["subnet-0123456789abcdef0"],
+            "security_group_ids": ["sg-0123456789abcdef0"],
+            "encrypt_inter_container_traffic": True,
+        },
         tags={"team": "ml"},
     )
     kwargs = smdist.plan(spec).estimator_kwargs

@@ -11,7 +11,10 @@ from smdist.topology import data_parallel, model_parallel, sharded
 def test_ranks_fill_hosts_in_order():
     topo = data_parallel(2, 4)
     assert [(r.rank, r.host, r.local_rank) for r in topo.ranks[3:6]] == [
-        (3, "algo-1", 3), (4, "algo-2", 0), (5, "algo-2", 1)]
+        (3, "algo-1", 3),
+        (4, "algo-2", 0),
+        (5, "algo-2", 1),
+    ]
     assert topo.groups == {"data_parallel": [list(range(8))]}
 
 
@@ -50,15 +53,21 @@ def test_plan_of_smp_v1_example_has_eight_replicas_of_two_stages():
 
 
 def test_plan_of_a_256_host_job_lists_every_rank():
-    spec = JobSpec(name="big", strategy=Horovod(),
-                   cluster=Cluster(instance_type="ml.p4d.24xlarge", instance_count=256))
+    spec = JobSpec(
+        name="big",
+        strategy=Horovod(),
+        cluster=Cluster(instance_type="ml.p4d.24xlarge", instance_count=256),
+    )
     plan = smdist.plan(spec)
     assert plan.world_size == 2048
     assert plan.topology.ranks[-1].host == "algo-256"
 
 
 def test_smp_v2_plan_has_shard_groups():
-    spec = JobSpec(name="v2", strategy=SDMP(version=2, hybrid_shard_degree=4),
-                   cluster=Cluster(instance_type="ml.p4d.24xlarge", instance_count=2))
+    spec = JobSpec(
+        name="v2",
+        strategy=SDMP(version=2, hybrid_shard_degree=4),
+        cluster=Cluster(instance_type="ml.p4d.24xlarge", instance_count=2),
+    )
     plan = smdist.plan(spec)
     assert len(plan.topology.groups["shard"]) == 4

@@ -282,8 +282,8 @@ def test_child_killed_by_a_signal_reports_128_plus_the_signal():
     assert run_forwarding_signals(command, {}) == 128 + 9
 
 
-def test_sigterm_to_the_launcher_reaches_the_child(tmp_path):
-    """A launcher process gets SIGTERM; its child records it and exits 7, and so does it."""
+def test_sigterm_to_the_launcher_reaches_the_child_and_reads_as_stopped(tmp_path):
+    """A launcher process gets SIGTERM; its child records it and fails; the launcher says 143."""
     ready, got = tmp_path / "ready", tmp_path / "got"
     child = textwrap.dedent(
         f"""
@@ -311,7 +311,7 @@ def test_sigterm_to_the_launcher_reaches_the_child(tmp_path):
             time.sleep(0.05)
         assert ready.exists(), "the child never started"
         process.terminate()
-        assert process.wait(timeout=30) == 7
+        assert process.wait(timeout=30) == 143
         assert got.read_text() == "SIGTERM"
     finally:
         if process.poll() is None:

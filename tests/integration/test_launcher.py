@@ -1,0 +1,224 @@
+"""The torchrun launcher on two emulated SageMaker hosts, with real torch DDP over gloo.
+
+Each host is one launcher process with its own SM_CURRENT_HOST. The host names algo-1 / algo-2
+resolve to distinct loopback addresses through libnss-wrapper when it is installed; otherwise
+the hosts are the address literals 127.0.0.1 / 127.0.0.2.
+"""
+
+from __future__ import annotations
+
+import ctypes.util
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.integration, pytest.mark.torch]
+
+REPO = Path(__file__).resolve().parents[2]
+LAUNCHER = REPO / "entry_points" / "launch_torchrun.py"
+RUN_TIMEOUT_S = 240
+
+TRAINING_SCRIPT = """
+import json, os, sys, time
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+
+out = Path(os.environ["LAUNCHER_TEST_OUT"])
+dist.init_process_group("gloo")
+rank, world_size = dist.get_rank(), dist.get_world_size()
+total = torch.tensor([float(rank + 1)])
+dist.all_reduce(total)
+(out / f"rank{rank}.json").write_text(json.dumps({
+    "rank": rank,
+    "world_size": world_size,
+    "local_rank": int(os.environ["LOCAL_RANK"]),
+    "sum": total.item(),
+    "argv": sys.argv[1:],
+    "pid": os.getpid(),
+}))
+if "--keep_running" in sys.argv:
+    # Stay in the collective until stopped: a vanished peer breaks the next all_reduce.
+    while True:
+        dist.all_reduce(torch.ones(1))
+        time.sleep(0.05)
+dist.destroy_process_group()
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def emulated_hosts(tmp_path: Path) -> tuple[list[str], dict[str, str]]:
+    """Host names and the variables that make them resolve."""
+    if ctypes.util.find_library("nss_wrapper") is None:
+        return ["127.0.0.1", "127.0.0.2"], {}
+    hosts_file = tmp_path / "hosts"
+    hosts_file.write_text(
+        "".join(
+            f"{address} {name}\n::ffff:{address} {name}\n"
+            for name, address in (("algo-1", "127.0.0.11"), ("algo-2", "127.0.0.12"))
+        )
+    )
+    return ["algo-1", "algo-2"], {
+        "LD_PRELOAD": "libnss_wrapper.so",
+        "NSS_WRAPPER_HOSTS": str(hosts_file),
+    }
+
+
+def processes_with(marker: str) -> list[int]:
+    """Pids whose command line contains ``marker``, read from /proc."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if marker.encode() in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def kill_leftovers(marker: str) -> None:
+    for pid in processes_with(marker):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+class TwoHostJob:
+    """Two launcher processes, one per emulated host, sharing a rendezvous port."""
+
+    def __init__(self, tmp_path: Path, hyperparameters: list[str]) -> None:
+        self.marker = f"smdist-launcher-test-{uuid.uuid4().hex}"
+        self.code_dir = tmp_path / "code"
+        self.code_dir.mkdir()
+        (self.code_dir / "train_check.py").write_text(TRAINING_SCRIPT)
+        self.out = tmp_path / "out"
+        self.out.mkdir()
+        self.logs = tmp_path
+        hosts, resolver_env = emulated_hosts(tmp_path)
+        self.hosts = hosts
+        port = free_port()
+        self.processes: list[subprocess.Popen] = []
+        for host in hosts:
+            env = dict(os.environ)
+            env.update(resolver_env)
+            env.update(
+                {
+                    "SM_HOSTS": json.dumps(hosts),
+                    "SM_CURRENT_HOST": host,
+                    "SM_NUM_GPUS": "0",
+                    "SMDIST_RDZV_PORT": str(port),
+                    "SMDIST_HOSTS_TIMEOUT_S": "30",
+                    "TRAINING_JOB_NAME": self.marker,
+                    "LAUNCHER_TEST_OUT": str(self.out),
+                    "OMP_NUM_THREADS": "1",
+                }
+            )
+            argv = [
+                sys.executable,
+                str(LAUNCHER),
+                "--smdist_training_script",
+                "train_check.py",
+                "--smdist_processes_per_host",
+                "auto",
+                *hyperparameters,
+                "--marker",
+                self.marker,
+            ]
+            log = open(self.logs / f"{host}.log", "wb")  # noqa: SIM115 - closed in stop()
+            self.processes.append(
+                subprocess.Popen(
+                    argv, cwd=self.code_dir, env=env, stdout=log, stderr=subprocess.STDOUT
+                )
+            )
+            log.close()
+
+    def wait(self, timeout_s: float = RUN_TIMEOUT_S) -> list[int]:
+        deadline = time.monotonic() + timeout_s
+        return [p.wait(timeout=max(deadline - time.monotonic(), 1)) for p in self.processes]
+
+    def logs_text(self) -> str:
+        return "\n".join(
+            f"--- {host} ---\n{(self.logs / f'{host}.log').read_text(errors='replace')}"
+            for host in self.hosts
+        )
+
+    def results(self) -> list[dict]:
+        return [json.loads(path.read_text()) for path in sorted(self.out.glob("rank*.json"))]
+
+    def stop(self) -> None:
+        for process in self.processes:
+            if process.poll() is None:
+                process.kill()
+                process.wait(timeout=30)
+        kill_leftovers(self.marker)
+
+
+@pytest.fixture
+def two_host_job(tmp_path):
+    jobs: list[TwoHostJob] = []
+
+    def start(hyperparameters: list[str]) -> TwoHostJob:
+        job = TwoHostJob(tmp_path, hyperparameters)
+        jobs.append(job)
+        return job
+
+    yield start
+    for job in jobs:
+        job.stop()
+
+
+def test_two_hosts_form_one_world_and_hyperparameters_arrive_untouched(two_host_job):
+    quoted = 'it\'s "quoted", with spaces'
+    job = two_host_job(["--epochs", "3", "--note", quoted, "--layers", "['a', 'b']"])
+    codes = job.wait()
+    assert codes == [0, 0], job.logs_text()
+
+    results = job.results()
+    assert [r["world_size"] for r in results] == [2, 2], job.logs_text()
+    assert sorted(r["rank"] for r in results) == [0, 1]
+    assert all(r["local_rank"] == 0 for r in results)
+    assert all(r["sum"] == 3.0 for r in results)  # 1 + 2: the all_reduce crossed both hosts
+    expected_args = ["--epochs", "3", "--note", quoted, "--layers", "['a', 'b']"]
+    expected_args += ["--marker", job.marker]
+    assert all(r["argv"] == expected_args for r in results)
+    assert processes_with(job.marker) == []
+
+
+def test_sigterm_to_a_launcher_ends_its_workers_and_the_job(two_host_job):
+    job = two_host_job(["--keep_running"])
+    deadline = time.monotonic() + RUN_TIMEOUT_S
+    while len(job.results()) < 2:
+        exited = [p.returncode for p in job.processes if p.poll() is not None]
+        assert not exited, f"a launcher exited early ({exited}):\n{job.logs_text()}"
+        assert time.monotonic() < deadline, f"the workers never started:\n{job.logs_text()}"
+        time.sleep(0.2)
+    worker_pids = [r["pid"] for r in job.results()]
+    assert all(Path(f"/proc/{pid}").exists() for pid in worker_pids)
+
+    first, second = job.processes
+    first.send_signal(signal.SIGTERM)
+    first_code = first.wait(timeout=RUN_TIMEOUT_S)
+    # The second host's worker loses its peer in the next all_reduce and fails; its torchrun
+    # then exits with that failure.
+    second_code = second.wait(timeout=RUN_TIMEOUT_S)
+    assert first_code == 143, job.logs_text()  # stopped, not failed
+    assert second_code == 1, job.logs_text()  # its worker lost the peer: a failure
+    assert processes_with(job.marker) == [], job.logs_text()
