@@ -35,10 +35,13 @@ from typing import Any
 
 from smdist.runtime import checkpoints, paths, tf_training
 from smdist.runtime.args import parse_training_args, training_arg_parser
+from smdist.runtime.environments import ClusterEnvironmentError
 from smdist.runtime.metrics import log_metrics
 from smdist.runtime.stop import TERMINATED_EXIT_CODE, StopRequest
 from smdist.runtime.tf_config import apply_tf_config, ensure_tf_config
 from smdist.runtime.training_data import batch_indices, plan_steps, training_arrays
+
+CONFIG_ERROR_EXIT_CODE = 2
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -80,15 +83,21 @@ def epoch_dataset(
 def restore_from_chief(
     tf: Any, strategy: Any, model: Any, optimizer: Any, directory: Any, is_chief: bool
 ) -> int:
-    """Make every worker start from the chief's state; returns the step to resume from."""
+    """Make every worker start from the chief's state; returns the step to resume from.
+
+    One collective carries the step and every weight and optimizer variable, packed as one
+    float64 vector: simple, and cheap for the small models these entry points train.
+    """
     import numpy as np
 
     own = tf_training.training_state(model, optimizer, step=0)
     names = [name for name in own if name != "step"]
     header = 0.0  # the resume step, or -1 when the chief's checkpoint does not fit the model
     values = [own[name] for name in names]
-    found = checkpoints.latest_checkpoint(directory, tf_training.CHECKPOINT_SUFFIX)
-    if is_chief and found is not None:
+    found = None
+    if is_chief:
+        found = checkpoints.latest_checkpoint(directory, tf_training.CHECKPOINT_SUFFIX)
+    if found is not None:
         step, path = found
         loaded = tf_training.read_training_state(path)
         if sorted(loaded) == sorted(own) and all(
@@ -96,10 +105,10 @@ def restore_from_chief(
         ):
             header = float(loaded["step"])
             values = [loaded[name] for name in names]
-            print(f"smdist: resuming from {path} (step {step})", flush=True)
+            tf_training.say(f"resuming from {path} (step {step})")
         else:
             header = -1.0
-            print(f"smdist: checkpoint {path} does not fit this model", file=sys.stderr)
+            tf_training.say(f"checkpoint {path} does not fit this model")
     vector = tf_training.pack_arrays([np.asarray([header]), *values])
     agreed = tf_training.sum_over_replicas(tf, strategy, vector, first_replica_only=True)
     if agreed[0] < 0:
@@ -121,6 +130,7 @@ def training_control(tf: Any, **settings: Any) -> Any:
             self,
             strategy: Any,
             stop: StopRequest,
+            vote: tf_training.StopVote,
             is_chief: bool,
             start_step: int,
             steps_per_epoch: int,
@@ -132,6 +142,7 @@ def training_control(tf: Any, **settings: Any) -> Any:
             super().__init__()
             self.strategy = strategy
             self.stop = stop
+            self.vote = vote
             self.is_chief = is_chief
             self.step = start_step
             self.steps_per_epoch = steps_per_epoch
@@ -146,18 +157,21 @@ def training_control(tf: Any, **settings: Any) -> Any:
             self._window_start = self.started
             self._window_steps = 0
 
+        def on_train_batch_begin(self, batch: int, logs: dict | None = None) -> None:
+            if self.stop.requested:
+                self.vote.raise_hand()
+
         def on_train_batch_end(self, batch: int, logs: dict | None = None) -> None:
             self.step += 1
             self.steps_done += 1
             self._window_steps += 1
-            self.loss = float((logs or {}).get("loss", float("nan")))
-            # A stop must happen at the same step on every worker, or the ones still training
-            # wait in a collective for the ones that left: agree on it every step.
-            flag = 1.0 if self.stop.requested else 0.0
-            stopping = tf_training.sum_over_replicas(
-                tf, self.strategy, [flag], first_replica_only=False
-            )[0]
-            if stopping > 0:
+            # Keras sums each replica's running mean loss across replicas under multi-worker
+            # strategies (its "auto" reduction); the mean over the global batch is the sum
+            # divided by the replicas, which all see equal batches.
+            replica_sum = float((logs or {}).get("loss", float("nan")))
+            self.loss = replica_sum / self.strategy.num_replicas_in_sync
+            # Every worker sees the same tally at the same step, so they all stop together.
+            if float((logs or {}).get(tf_training.STOP_VOTES, 0.0)) > 0:
                 self.write_checkpoint()
                 self.stopped = True
                 self.model.stop_training = True
@@ -170,7 +184,8 @@ def training_control(tf: Any, **settings: Any) -> Any:
                     step=self.step,
                     epoch=(self.step - 1) // self.steps_per_epoch + 1,
                     loss=self.loss,
-                    samples_per_sec=self._window_steps * self.global_batch
+                    samples_per_sec=self._window_steps
+                    * self.global_batch
                     / max(now - self._window_start, 1e-9),
                 )
                 self._window_start, self._window_steps = now, 0
@@ -184,9 +199,16 @@ def training_control(tf: Any, **settings: Any) -> Any:
                     lambda target: tf_training.write_training_state(target, state),
                     suffix=tf_training.CHECKPOINT_SUFFIX,
                 )
-                print(f"smdist: checkpoint {path}", flush=True)
+                tf_training.say(f"checkpoint {path}")
 
     return TrainingControl(**settings)
+
+
+def reclaim_sigterm(stop: StopRequest) -> StopRequest:
+    """A StopRequest whose handler is installed now, carrying a stop requested before."""
+    renewed = StopRequest()
+    renewed.requested = renewed.requested or stop.requested
+    return renewed
 
 
 def train(args: argparse.Namespace, stop: StopRequest) -> int:
@@ -194,6 +216,9 @@ def train(args: argparse.Namespace, stop: StopRequest) -> int:
     strategy = tf_training.multi_worker_strategy(
         tf, args.smdist_communication, args.smdist_collective_timeout
     )
+    # The strategy's coordination service installs TensorFlow's own SIGTERM handler, which
+    # only records the signal for TensorFlow's failure handling: take the signal back.
+    stop = reclaim_sigterm(stop)
     rank = tf_training.worker_rank(strategy)
     is_chief = rank == 0
     tf_training.configure_gpus(tf)
@@ -204,16 +229,18 @@ def train(args: argparse.Namespace, stop: StopRequest) -> int:
     global_batch = args.batch_size * replicas
     plan = plan_steps(len(data.x), global_batch, args.epochs, args.max_steps)
     if is_chief:
-        print(
-            f"smdist: MultiWorkerMirroredStrategy, {replicas} replica(s), global batch "
+        tf_training.say(
+            f"tensorflow_mwms: MultiWorkerMirroredStrategy, {replicas} replica(s), global batch "
             f"{global_batch}, learning rate {args.learning_rate * replicas:g}, precision "
-            f"{policy}, data {data.source}, {plan.total_steps} step(s)",
-            flush=True,
+            f"{policy}, data {data.source}, {plan.total_steps} step(s)"
         )
 
+    vote = tf_training.StopVote(tf)
     with strategy.scope():
         tf.keras.utils.set_random_seed(args.seed)
-        model = tf_training.build_classifier(tf, data.num_features, data.num_classes)
+        model = tf_training.with_stop_vote(
+            tf, tf_training.build_classifier(tf, data.num_features, data.num_classes), vote
+        )
         model.compile(
             optimizer=tf.keras.optimizers.SGD(
                 learning_rate=args.learning_rate * replicas, momentum=0.9
@@ -229,6 +256,7 @@ def train(args: argparse.Namespace, stop: StopRequest) -> int:
         tf,
         strategy=strategy,
         stop=stop,
+        vote=vote,
         is_chief=is_chief,
         start_step=start_step,
         steps_per_epoch=plan.steps_per_epoch,
@@ -249,7 +277,7 @@ def train(args: argparse.Namespace, stop: StopRequest) -> int:
             verbose=0,
         )
         if control.stopped:
-            print(f"smdist: stopped at step {control.step} on request", flush=True)
+            tf_training.say(f"stopped at step {control.step} on request")
             return TERMINATED_EXIT_CODE
 
     elapsed = time.perf_counter() - control.started
@@ -260,11 +288,10 @@ def train(args: argparse.Namespace, stop: StopRequest) -> int:
             loss=control.loss,
             samples_per_sec=control.steps_done * global_batch / max(elapsed, 1e-9),
         )
-    checksum = tf_training.weights_checksum(model.get_weights())
-    print(f"[weights] rank={rank} sha256={checksum}", flush=True)
+    tf_training.report_checksum(rank, model.get_weights())
     saved = tf_training.save_saved_model(model, paths.model_dir(), is_chief)
     if saved is not None:
-        print(f"smdist: model saved to {saved}", flush=True)
+        tf_training.say(f"model saved to {saved}")
     return 0
 
 
@@ -272,7 +299,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     # Before TensorFlow loads (seconds): a stop during start-up is honoured at the first step.
     stop = StopRequest()
-    apply_tf_config(ensure_tf_config(os.environ))
+    try:
+        apply_tf_config(ensure_tf_config(os.environ))
+    except ClusterEnvironmentError as error:
+        tf_training.say(f"configuration error: {error}")
+        return CONFIG_ERROR_EXIT_CODE
     return train(args, stop)
 
 

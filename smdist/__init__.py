@@ -25,8 +25,8 @@ _EXPORTS = {
     "PyTorchDDP": "smdist.strategies",
     "SDDP": "smdist.strategies",
     "SDMP": "smdist.strategies",
-    "Plan": "smdist.plan",
-    "plan": "smdist.plan",
+    "Plan": "smdist.planning",
+    "plan": "smdist.planning",
     "SpecError": "smdist.errors",
     "fit": "smdist.backends",
 }
@@ -54,7 +54,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from smdist.backends import fit
     from smdist.cluster import Cluster
     from smdist.errors import SpecError
-    from smdist.plan import Plan, plan
+    from smdist.planning import Plan, plan
     from smdist.spec import Checkpoint, Code, JobSpec, Network, Spot, load
     from smdist.strategies import MWMS, SDDP, SDMP, Horovod, PyTorchDDP
 

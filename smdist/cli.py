@@ -42,7 +42,7 @@ def _fail_invalid(exc: SpecError) -> None:
 
 
 def _load_plan(path: Path):
-    from smdist.plan import plan
+    from smdist.planning import plan
     from smdist.spec import load
 
     try:
@@ -120,6 +120,281 @@ def instances(
             ", ".join(sorted(info.libraries)),
         )
     Console().print(table)
+
+
+# ---- run: the job on this machine (the local backend) ------------------------------------------
+LOCAL_ROOT = Path(".smdist")
+
+
+def _assignment(text: str) -> tuple[str, object]:
+    """``name=value`` with the value read as YAML (``1`` -> 1, ``true`` -> True, ``[1, 2]``)."""
+    import yaml
+
+    from smdist.errors import Problem
+
+    name, equals, raw = text.partition("=")
+    if not equals or not name.strip():
+        raise SpecError(
+            [Problem("--set", "is not name=value", text, "e.g. --set epochs=1 -H max_steps=20")]
+        )
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else ""
+    except yaml.YAMLError:
+        value = raw
+    return name.strip(), value
+
+
+def _local_spec(path: Path, assignments: list[str]):
+    from smdist.spec import JobSpec, load
+
+    spec = load(path)
+    if not assignments:
+        return spec
+    data = spec.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    data["hyperparameters"] = {**spec.hyperparameters, **dict(map(_assignment, assignments))}
+    return JobSpec.from_dict(data, source=str(path))
+
+
+@app.command()
+def run(
+    job_file: JobFile,
+    local: Annotated[
+        bool, typer.Option("--local", help="on this machine (what run always does)")
+    ] = True,
+    hosts: Annotated[
+        int | None, typer.Option("--hosts", min=1, help="emulated hosts (default: instance_count)")
+    ] = None,
+    processes_per_host: Annotated[
+        int | None,
+        typer.Option("--processes-per-host", min=1, help="default: the strategy's, capped here"),
+    ] = None,
+    assignments: Annotated[
+        list[str] | None,
+        typer.Option("--set", "-H", help="override a hyperparameter: name=value (repeatable)"),
+    ] = None,
+    max_run: Annotated[
+        float | None, typer.Option("--max-run", min=1, help="seconds (default: the spec's)")
+    ] = None,
+    stall_timeout: Annotated[
+        float,
+        typer.Option(help="fail when no process prints for this many seconds (0: never)"),
+    ] = 600.0,
+    grace: Annotated[float, typer.Option(min=0.1, help="seconds from SIGTERM to SIGKILL")] = 30.0,
+    cpu: Annotated[bool, typer.Option("--cpu", help="run on CPU even where GPUs exist")] = False,
+    root: Annotated[
+        Path, typer.Option(help="where jobs, logs and checkpoints are kept")
+    ] = LOCAL_ROOT,
+) -> None:
+    """Run the job on this machine as SageMaker would run it: emulated hosts, no Docker.
+
+    Exit 0 when it completes, 1 when it fails or is stopped (Ctrl-C, SIGTERM, max_run),
+    2 when the job file or an option is invalid.
+    """
+    import signal
+
+    from smdist.backends.base import JobStatus
+    from smdist.backends.local import PrepareError, launch
+    from smdist.planning import plan as make_plan
+
+    try:
+        plan = make_plan(_local_spec(job_file, assignments or []))
+        job = launch(
+            plan,
+            hosts=hosts,
+            processes_per_host=processes_per_host,
+            max_run=max_run,
+            stall_timeout=stall_timeout or None,
+            grace=grace,
+            use_gpus=False if cpu else None,
+            root=root,
+        )
+    except SpecError as exc:
+        _fail_invalid(exc)
+    except PrepareError as exc:
+        _stderr().print(f"[bold red]cannot run here:[/] {exc}", highlight=False)
+        raise typer.Exit(EXIT_JOB_FAILED) from None
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: job.stop())
+    try:
+        status = job.wait(logs=True)
+    except KeyboardInterrupt:
+        status = job.status if job.status.finished else JobStatus.STOPPED
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    console = _stderr()
+    if status is JobStatus.COMPLETED:
+        console.print(
+            f"{job.name}: Completed; model: {job.model_artifacts}", highlight=False, soft_wrap=True
+        )
+    else:
+        reason = job.failure_reason or "no reason given"
+        console.print(
+            f"{job.name}: {status.value}: {reason}", highlight=False, markup=False, soft_wrap=True
+        )
+    raise typer.Exit(status.exit_code)
+
+
+# ---- SageMaker jobs: submit, status, logs, stop --------------------------------------------------
+SUBMIT_BACKENDS = ("sagemaker", "sagemaker-local")
+JobName = Annotated[str, typer.Argument(help="training job name", show_default=False)]
+RegionOption = Annotated[str | None, typer.Option(help="AWS region (default: AWS config)")]
+PollOption = Annotated[float, typer.Option(help="seconds between status polls", hidden=True)]
+
+
+def _fail_aws(exc: Exception) -> None:
+    """AWS refused or could not be reached before any job ran: a configuration problem."""
+    _stderr().print(f"[bold red]AWS error:[/] {exc}", highlight=False, soft_wrap=True)
+    raise typer.Exit(EXIT_INVALID)
+
+
+def _aws_errors() -> tuple[type[Exception], ...]:
+    try:
+        from botocore.exceptions import BotoCoreError, ClientError
+    except ImportError:  # pragma: no cover - boto3 comes with the sagemaker extra
+        return ()
+    return (BotoCoreError, ClientError)
+
+
+def _attach(name: str, region: str | None, poll: float):
+    from smdist.backends.sagemaker import attach_job
+
+    try:
+        return attach_job(name, region=region, poll_seconds=poll)
+    except SpecError as exc:
+        _fail_invalid(exc)
+    except _aws_errors() as exc:
+        _fail_aws(exc)
+
+
+def _report_end(job, status) -> None:
+    console = _stderr()
+    if status.value == "Completed":
+        console.print(
+            f"{job.name}: Completed; model: {job.model_artifacts}", highlight=False, soft_wrap=True
+        )
+    else:
+        reason = job.failure_reason or "no reason given"
+        console.print(
+            f"{job.name}: {status.value}: {reason}", highlight=False, markup=False, soft_wrap=True
+        )
+
+
+@app.command()
+def submit(
+    job_file: JobFile,
+    wait: Annotated[
+        bool, typer.Option("--wait", help="wait for the job; exit 1 if it fails")
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="print the CreateTrainingJob request; call no AWS API")
+    ] = False,
+    backend: Annotated[str, typer.Option(help="sagemaker or sagemaker-local")] = "sagemaker",
+    bucket: Annotated[str | None, typer.Option(help="S3 bucket for code (default: SDK's)")] = None,
+    role: Annotated[
+        str | None, typer.Option(help="IAM role ARN when the job file has none")
+    ] = None,
+    region: RegionOption = None,
+    logs: Annotated[bool, typer.Option(help="stream the job's logs while waiting")] = True,
+    poll: PollOption = 10.0,
+) -> None:
+    """Submit a job to SageMaker (prints its name); --wait exits 0 completed, 1 failed/stopped."""
+    if backend not in SUBMIT_BACKENDS:
+        from smdist.errors import Problem
+
+        _fail_invalid(
+            SpecError(
+                [Problem("--backend", "unknown backend", backend, ", ".join(SUBMIT_BACKENDS))]
+            )
+        )
+    plan = _load_plan(job_file)
+    console = _stderr()
+    for warning in plan.warnings:
+        console.print(
+            f"warning: {warning}", style="yellow", highlight=False, markup=False, soft_wrap=True
+        )
+    options = {"bucket": bucket, "role": role, "region": region, "poll_seconds": poll}
+    try:
+        if dry_run:
+            from smdist.backends import sagemaker as cloud
+
+            shown = cloud.dry_run(plan, bucket=bucket, role=role, region=region)
+            typer.echo(json.dumps(shown.to_dict(), indent=2, default=str))
+            return
+        import importlib
+
+        from smdist.backends import BACKENDS
+
+        job = importlib.import_module(BACKENDS[backend]).launch(plan, **options)
+    except SpecError as exc:
+        _fail_invalid(exc)
+    except _aws_errors() as exc:
+        _fail_aws(exc)
+    typer.echo(job.name)
+    uploaded = getattr(job, "uploaded_bytes", None)
+    if uploaded is not None:
+        what = f"uploaded {uploaded} bytes" if uploaded else "unchanged, not uploaded again"
+        console.print(
+            f"code: {what} ({job.source_uri})", highlight=False, markup=False, soft_wrap=True
+        )
+    if not wait:
+        return
+    status = job.wait(logs=logs)
+    _report_end(job, status)
+    raise typer.Exit(status.exit_code)
+
+
+@app.command()
+def status(
+    job_name: JobName,
+    region: RegionOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print DescribeTrainingJob")] = False,
+) -> None:
+    """Show a SageMaker job's status: exit 0 running or completed, 1 failed or stopped."""
+    job = _attach(job_name, region, 10.0)
+    description = job.describe()
+    state = description["TrainingJobStatus"]
+    if as_json:
+        typer.echo(json.dumps(description, indent=2, default=str))
+    else:
+        typer.echo(f"{job.name}\t{state}\t{description.get('SecondaryStatus', '')}")
+        if description.get("FailureReason"):
+            typer.echo(f"reason: {description['FailureReason']}")
+        artifacts = (description.get("ModelArtifacts") or {}).get("S3ModelArtifacts")
+        if state == "Completed" and artifacts:
+            typer.echo(f"model: {artifacts}")
+    raise typer.Exit(EXIT_JOB_FAILED if state in ("Failed", "Stopped") else EXIT_OK)
+
+
+@app.command()
+def logs(
+    job_name: JobName,
+    follow: Annotated[bool, typer.Option("--follow", "-f", help="until the job ends")] = False,
+    region: RegionOption = None,
+    poll: PollOption = 10.0,
+) -> None:
+    """Print a SageMaker job's CloudWatch logs (one [host] prefix per line)."""
+    job = _attach(job_name, region, poll)
+    for line in job.logs(follow=follow):
+        typer.echo(line)
+    if follow:
+        raise typer.Exit(job.status.exit_code)
+
+
+@app.command()
+def stop(
+    job_name: JobName,
+    wait: Annotated[bool, typer.Option("--wait", help="wait until it has stopped")] = False,
+    region: RegionOption = None,
+    poll: PollOption = 10.0,
+) -> None:
+    """Stop a SageMaker job (SIGTERM, then SIGKILL after 120 s; checkpoints sync to S3)."""
+    job = _attach(job_name, region, poll)
+    try:
+        job.stop()
+    except _aws_errors() as exc:
+        _fail_aws(exc)
+    _stderr().print(f"{job.name}: stop requested", highlight=False, soft_wrap=True)
+    if wait:
+        _report_end(job, job.wait())
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-    from smdist.plan import Plan
+    from smdist.planning import Plan
 
 # One colour per group index; cycles for large jobs.
 PALETTE = (

@@ -61,7 +61,7 @@ def fit(
     """
     if backend not in BACKENDS:
         raise SpecError([Problem("backend", "unknown backend", backend, ", ".join(BACKENDS))])
-    from smdist.plan import plan as make_plan
+    from smdist.planning import plan as make_plan
 
     job_spec = _spec_from(spec, fields)
     module = importlib.import_module(BACKENDS[backend])

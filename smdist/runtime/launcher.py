@@ -299,7 +299,7 @@ def run_forwarding_signals(command: Sequence[str], env: Mapping[str, str]) -> in
     forwarded = (signal.SIGTERM, signal.SIGINT)
     previous = {sig: signal.signal(sig, forward) for sig in forwarded}
     try:
-        # Its own session: a terminal's Ctrl-C reaches torchrun once, through us.
+        # setsid: a terminal's Ctrl-C reaches torchrun once, forwarded by this process.
         child = subprocess.Popen(
             list(command),
             env=dict(env),

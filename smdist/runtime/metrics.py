@@ -38,8 +38,14 @@ def format_metrics(**values: float | int) -> str:
 
 
 def log_metrics(stream: TextIO | None = None, **values: float | int) -> None:
-    """Print one metric line and flush, so log tailers see it at once."""
-    print(format_metrics(**values), file=stream or sys.stdout, flush=True)
+    """Write one metric line and flush, so log tailers see it at once.
+
+    One ``write`` call for text and newline: with PYTHONUNBUFFERED (SageMaker sets it) ``print``
+    writes them separately, and ``mpirun --tag-output`` then splits the line in two.
+    """
+    stream = stream or sys.stdout
+    stream.write(format_metrics(**values) + "\n")
+    stream.flush()
 
 
 def metric_regex(name: str) -> str:

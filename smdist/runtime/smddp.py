@@ -31,7 +31,6 @@ What it does not reproduce:
 from __future__ import annotations
 
 import importlib
-import threading
 from typing import Any
 
 from smdist.runtime.torch_training import ensure_rendezvous_env, say
@@ -39,7 +38,6 @@ from smdist.runtime.torch_training import ensure_rendezvous_env, say
 BACKEND_NAME = "smddp"
 REAL_MODULE = "smdistributed.dataparallel.torch.torch_smddp"
 
-_lock = threading.Lock()
 _mode: str | None = None  # "real" or "stand-in" once use_smddp() has run
 
 
@@ -53,16 +51,14 @@ def use_smddp() -> str:
     Call once before ``init_process_group``; later calls return the same answer.
     """
     global _mode
-    with _lock:
-        if _mode is not None:
-            return _mode
+    if _mode is None:
         ensure_rendezvous_env()
         if _import_real_library():
             _mode = "real"
         else:
             _register_stand_in()
             _mode = "stand-in"
-        return _mode
+    return _mode
 
 
 def _import_real_library() -> bool:

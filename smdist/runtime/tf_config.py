@@ -68,9 +68,10 @@ def ports_from_environ(environ: Mapping[str, str]) -> int | list[int]:
 def ensure_tf_config(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The TF_CONFIG this process should use, without writing anything.
 
-    An existing TF_CONFIG is returned as it is (after checking it parses). Otherwise, on
-    SageMaker, one is built from the host list; elsewhere the result is ``{}``: a single worker
-    needs no TF_CONFIG.
+    An existing TF_CONFIG is returned as it is (after checking it parses). Otherwise, on a
+    multi-host SageMaker job, one is built from the host list; elsewhere, and on a single host,
+    the result is ``{}``: a single worker needs no TF_CONFIG, and one naming the host would make
+    TensorFlow wait on a name that may not resolve outside SageMaker.
     """
     environ = os.environ if environ is None else environ
     if TFConfigEnvironment.detect(environ):
@@ -79,6 +80,8 @@ def ensure_tf_config(environ: Mapping[str, str] | None = None) -> dict[str, Any]
     if not SageMakerEnvironment.detect(environ):
         return {}
     sagemaker = SageMakerEnvironment(environ)
+    if len(sagemaker.hosts) < 2:
+        return {}
     try:
         return build_tf_config(sagemaker.hosts, sagemaker.current_host, ports_from_environ(environ))
     except ValueError as error:

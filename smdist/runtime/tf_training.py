@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import MutableMapping, Sequence
 from pathlib import Path
@@ -25,6 +26,12 @@ from typing import Any
 CHECKPOINT_SUFFIX = "npz"
 # SageMaker's TensorFlow Serving container loads SavedModels from numbered version folders.
 SAVED_MODEL_VERSION = "1"
+
+
+def say(message: str) -> None:
+    """One progress line on stderr, in a single write so launchers never split or mix it."""
+    sys.stderr.write(f"smdist: {message}\n")
+    sys.stderr.flush()
 
 
 def prepare_tensorflow_environment(environ: MutableMapping[str, str] = os.environ) -> None:
@@ -93,14 +100,58 @@ def build_classifier(tf: Any, num_features: int, num_classes: int, hidden: int =
     return keras.Model(inputs, logits, name="classifier")
 
 
+STOP_VOTES = "stop_votes"
+
+
+class StopVote:
+    """A per-worker flag that every training step sums over all replicas, inside the step.
+
+    A stop (SIGTERM) must take effect at the same step on every worker, or those still
+    training wait in a collective for those that left. Summing the flags inside the compiled
+    step rides along with the gradient all-reduce instead of adding an eager round trip per
+    step. The variable is created outside the strategy's scope: it is this worker's own value,
+    not a mirrored one, and it is no part of the model's weights.
+    """
+
+    def __init__(self, tf: Any) -> None:
+        self._tf = tf
+        self._flag = tf.Variable(0.0, trainable=False, dtype=tf.float32, name="smdist_stop")
+
+    def raise_hand(self) -> None:
+        self._flag.assign(1.0)
+
+    def tally(self) -> Any:
+        """In replica context: how many replicas want to stop."""
+        context = self._tf.distribute.get_replica_context()
+        return context.all_reduce(self._tf.distribute.ReduceOp.SUM, self._flag.read_value())
+
+
+def with_stop_vote(tf: Any, model: Any, vote: StopVote) -> Any:
+    """The same functional model, whose training step also reports ``vote``'s tally."""
+
+    class VotingModel(tf.keras.Model):
+        def train_step(self, data: Any) -> dict[str, Any]:
+            logs = super().train_step(data)
+            logs[STOP_VOTES] = vote.tally()
+            return logs
+
+    return VotingModel(inputs=model.inputs, outputs=model.outputs, name=model.name)
+
+
 def weights_checksum(arrays: Sequence[Any]) -> str:
-    """sha256 over the float32 bytes of the weights: equal on every rank iff the weights are."""
+    """A short sha256 digest of the weights' bytes: equal on every rank iff the weights are."""
     import numpy as np
 
     digest = hashlib.sha256()
     for array in arrays:
-        digest.update(np.ascontiguousarray(array, dtype=np.float32).tobytes())
-    return digest.hexdigest()
+        digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()[:16]
+
+
+def report_checksum(rank: int, arrays: Sequence[Any]) -> None:
+    """Every rank prints its checksum (the same line the PyTorch entry points print)."""
+    sys.stdout.write(f"smdist: rank={rank} weights_checksum={weights_checksum(arrays)}\n")
+    sys.stdout.flush()
 
 
 def training_state(model: Any, optimizer: Any, step: int) -> dict[str, Any]:

@@ -52,7 +52,8 @@ class ConfigurationError(ValueError):
 
 def say(message: str) -> None:
     """One line of progress on stderr, prefixed so it is easy to find in a mixed log."""
-    print(f"smdist: {message}", file=sys.stderr, flush=True)
+    sys.stderr.write(f"smdist: {message}\n")  # one write: lines of several ranks stay whole
+    sys.stderr.flush()
 
 
 # --- rendezvous ----------------------------------------------------------------------------
@@ -146,8 +147,11 @@ class Precision:
         return None
 
     def describe(self) -> str:
-        dtype = str(self.autocast_dtype).replace("torch.", "") if self.autocast_dtype else "fp32"
-        return f"{dtype} autocast" + (", TF32 matmuls" if self.tf32 else "")
+        if self.autocast_dtype is None:
+            text = "fp32"
+        else:
+            text = str(self.autocast_dtype).replace("torch.", "") + " autocast"
+        return text + (", TF32 matmuls" if self.tf32 else "")
 
 
 def choose_precision(device: torch.device, enabled: bool, allow_fp16: bool = True) -> Precision:
@@ -300,7 +304,8 @@ def weights_checksum(state: Mapping[str, Any]) -> str:
 
 def report_checksum(rank: int, state: Mapping[str, Any]) -> None:
     """Every rank prints its checksum; a test (or a person) compares them."""
-    print(f"smdist: rank={rank} weights_checksum={weights_checksum(state)}", flush=True)
+    sys.stdout.write(f"smdist: rank={rank} weights_checksum={weights_checksum(state)}\n")
+    sys.stdout.flush()
 
 
 # --- checkpoints ---------------------------------------------------------------------------

@@ -25,7 +25,8 @@ VENV_BIN = Path(PYTHON).parent
 
 _INHERITED_PREFIXES = ("SM_", "SMDIST_", "TF_CONFIG", "HOROVOD_", "OMPI_", "PMIX_", "NSS_WRAPPER")
 _METRICS = re.compile(r"\[metrics\](?P<body>.*)$")
-_WEIGHTS = re.compile(r"\[weights\] rank=(?P<rank>\d+) sha256=(?P<sha>[0-9a-f]{64})")
+_METRIC_VALUE = re.compile(r"(\w+)=([-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf))")
+_WEIGHTS = re.compile(r"smdist: rank=(?P<rank>\d+) weights_checksum=(?P<sha>[0-9a-f]{16})")
 
 
 def clean_environ(extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -125,15 +126,17 @@ def wait_for(condition: Callable[[], bool], timeout: float, what: str, runs: Seq
 
 
 def metric_lines(output: str) -> list[dict[str, float]]:
+    """The values of every metric line, in order.
+
+    Only ``name=number`` pairs count: launchers that tag output per write (mpirun
+    --tag-output) may glue a tag onto the end of a line.
+    """
     lines = []
     for line in output.splitlines():
         match = _METRICS.search(line)
         if match:
-            values = {}
-            for token in match.group("body").split():
-                name, _, raw = token.partition("=")
-                values[name] = float(raw)
-            lines.append(values)
+            pairs = _METRIC_VALUE.findall(match.group("body"))
+            lines.append({name: float(raw) for name, raw in pairs})
     return lines
 
 
@@ -162,3 +165,44 @@ def sagemaker_host(base: Path, hosts: Sequence[str], current_host: str) -> dict[
         "SM_OUTPUT_DATA_DIR": str(output_dir),
         "SM_CHANNELS": "[]",
     }
+
+
+# Horovod's launcher reaches other hosts with `ssh [-o opt]... host [-p port] [-o opt] command`;
+# this stand-in runs the command here, so "hosts" that are loopback addresses of this machine
+# behave like separate machines sharing its file system.
+_SSH_STAND_IN = """#!/bin/sh
+host=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        -o|-p|-i|-l|-F) shift 2 ;;
+        -*) shift ;;
+        *) if [ -z "$host" ]; then host="$1"; shift; else break; fi ;;
+    esac
+done
+exec /bin/sh -c "$*"
+"""
+
+
+def ssh_stand_in(directory: Path) -> Path:
+    """A folder holding an ``ssh`` that runs commands locally; put it first on PATH."""
+    directory.mkdir(parents=True, exist_ok=True)
+    script = directory / "ssh"
+    script.write_text(_SSH_STAND_IN)
+    script.chmod(0o755)
+    return directory
+
+
+def rank_processes(launcher: Run, script: Path) -> dict[int, int]:
+    """{Horovod rank: pid} of the launcher's processes running ``script``."""
+    import psutil
+
+    found = {}
+    for child in psutil.Process(launcher.process.pid).children(recursive=True):
+        try:
+            if str(script) in " ".join(child.cmdline()):
+                rank = child.environ().get("HOROVOD_RANK")
+                if rank is not None and child.name().startswith("python"):
+                    found[int(rank)] = child.pid
+        except psutil.Error:
+            continue
+    return found

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from multiprocess_runs import (
     ENTRY_POINTS,
     PYTHON,
@@ -70,8 +69,16 @@ def test_two_workers_train_agree_and_save_once(tmp_path):
     runs, bases = start_workers(
         tmp_path,
         "train",
-        ["--epochs", "3", "--checkpoint_every", "20", "--log_every", "4", "--model_dir",
-         "s3://bucket/job/model"],
+        [
+            "--epochs",
+            "3",
+            "--checkpoint_every",
+            "20",
+            "--log_every",
+            "4",
+            "--model_dir",
+            "s3://bucket/job/model",
+        ],
     )
     codes = wait_all(runs, TIMEOUT)
     assert codes == [0, 0], describe(runs)
@@ -103,12 +110,15 @@ def test_workers_shard_each_global_batch(tmp_path):
     same samples, the averaged gradient would differ. TF_CONFIG is built from SM_HOSTS here.
     """
     steps = ["--epochs", "1", "--checkpoint_every", "16", "--log_every", "0"]
-    runs, bases = start_workers(tmp_path, "pair", steps, explicit_tf_config=False)
+    runs, bases = start_workers(
+        tmp_path, "pair", [*steps, "--smdist_communication", "ring"], explicit_tf_config=False
+    )
     single_base = tmp_path / "single" / "opt" / "ml"
     single_env = sagemaker_host(single_base, ["algo-1"], "algo-1")
+    # A lone process outside SageMaker: no host list, so no TF_CONFIG and no server to reach.
+    del single_env["SM_HOSTS"], single_env["SM_CURRENT_HOST"]
     single = start(
-        [PYTHON, str(SCRIPT), *COMMON_ARGS, *steps, "--batch_size", "32",
-         "--learning_rate", "0.1"],
+        [PYTHON, str(SCRIPT), *COMMON_ARGS, *steps, "--batch_size", "32", "--learning_rate", "0.1"],
         tmp_path / "single.log",
         clean_environ(single_env),
     )
@@ -126,7 +136,7 @@ def test_workers_shard_each_global_batch(tmp_path):
 
 
 def test_sigterm_checkpoints_then_resume_continues(tmp_path):
-    long_run = ["--epochs", "200", "--checkpoint_every", "5", "--log_every", "5"]
+    long_run = ["--epochs", "100", "--checkpoint_every", "5", "--log_every", "5"]
     runs, bases = start_workers(tmp_path, "first", long_run)
     chief_checkpoints = bases[0] / "checkpoints"
     wait_for(lambda: bool(checkpoint_steps(chief_checkpoints)), TIMEOUT, "a checkpoint", runs)
@@ -139,9 +149,7 @@ def test_sigterm_checkpoints_then_resume_continues(tmp_path):
     assert not (bases[0] / "model" / "1").exists(), "a stopped job must not save a final model"
 
     # Only the chief's folder has the checkpoint; the other worker gets it by broadcast.
-    runs, bases = start_workers(
-        tmp_path, "second", [*long_run, "--max_steps", str(stopped_at + 6)]
-    )
+    runs, bases = start_workers(tmp_path, "second", [*long_run, "--max_steps", str(stopped_at + 6)])
     codes = wait_all(runs, TIMEOUT)
     assert codes == [0, 0], describe(runs)
     chief = runs[0].output
@@ -151,3 +159,30 @@ def test_sigterm_checkpoints_then_resume_continues(tmp_path):
     assert metrics[-1]["step"] == stopped_at + 6
     checksums = {**weight_checksums(chief), **weight_checksums(runs[1].output)}
     assert checksums[0] == checksums[1]
+
+
+def test_collective_timeout_ends_a_job_whose_peer_hangs(tmp_path):
+    """A frozen worker (SIGSTOP) makes the chief's collectives time out instead of hang."""
+    long_run = ["--epochs", "100", "--checkpoint_every", "5", "--smdist_collective_timeout", "5"]
+    runs, bases = start_workers(tmp_path, "hang", long_run)
+    chief_checkpoints = bases[0] / "checkpoints"
+    wait_for(lambda: bool(checkpoint_steps(chief_checkpoints)), TIMEOUT, "a checkpoint", runs)
+    runs[1].process.send_signal(signal.SIGSTOP)
+    try:
+        # Without the timeout the chief would wait forever and this wait would fail.
+        code = runs[0].wait(TIMEOUT)
+    finally:
+        runs[1].kill()
+    assert code not in (0, None), describe(runs)
+    assert "DeadlineExceeded" in runs[0].output or "timed out" in runs[0].output.lower(), describe(
+        runs
+    )
+
+
+def test_unknown_collective_implementation_is_a_configuration_error(tmp_path):
+    environ = clean_environ(sagemaker_host(tmp_path / "opt" / "ml", ["algo-1"], "algo-1"))
+    run = start(
+        [PYTHON, str(SCRIPT), "--smdist_communication", "mpi"], tmp_path / "bad.log", environ
+    )
+    assert wait_all([run], TIMEOUT) == [2]
+    assert "--smdist_communication='mpi': use one of auto, ring, nccl" in run.output

@@ -31,3 +31,13 @@ def test_runtime_imports_without_pydantic():
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
     )
     assert result.stdout.strip() == "False False", result.stderr
+
+
+def test_public_functions_are_not_shadowed_by_submodules():
+    code = (
+        "import smdist, smdist.planning, smdist.backends, smdist.spec\n"
+        "print(callable(smdist.plan), callable(smdist.fit), callable(smdist.load))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=60)
+    assert result.stdout.strip() == "True True True", result.stderr

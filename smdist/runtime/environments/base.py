@@ -1,4 +1,4 @@
-"""The contract every cluster environment fulfils, and the helpers they share for reading it.
+"""The contract every cluster environment fulfils, and the readers they share.
 
 A training process learns where it stands (its rank, the world size, which node it is on, where
 rank 0 listens) from variables its launcher or platform sets. Each platform spells them

@@ -1,4 +1,4 @@
-"""Shared helpers for the runtime unit tests: recorded environments and a clean default log."""
+"""Shared fixtures for the runtime unit tests: recorded environments and a clean default log."""
 
 from __future__ import annotations
 

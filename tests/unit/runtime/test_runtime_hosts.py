@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes.util
 import os
+import select
 import subprocess
 import sys
 import time
@@ -69,6 +70,8 @@ def test_a_host_that_appears_later_ends_the_wait(tmp_path):
     waiter = run_waiter(hosts_file, ["algo-1", "algo-2"], timeout_s=60)
     try:
         assert waiter.stderr is not None
+        readable, _, _ = select.select([waiter.stderr], [], [], 60)
+        assert readable, "the waiter never said it was waiting"
         line = waiter.stderr.readline()  # the waiter says it is waiting for algo-2
         assert "algo-2" in line
         # nss_wrapper reloads a hosts file whose modification time changed (1 s resolution).

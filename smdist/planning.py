@@ -132,7 +132,8 @@ def plan(
     distribution_hps = strategy.distribution_hyperparameters(cluster)
     wire_values = {**hyperparameters, **sdk_added, **distribution_hps}
     if framework == "tensorflow":
-        wire_values["model_dir"] = _tf_model_dir(spec, name, bucket)
+        mpi = bool(distribution_hps.get("sagemaker_mpi_enabled"))
+        wire_values["model_dir"] = _tf_model_dir(spec, name, bucket, mpi)
 
     info = cluster.info
     return Plan(
@@ -160,8 +161,11 @@ def plan(
     )
 
 
-def _tf_model_dir(spec: JobSpec, job_name: str, bucket: str | None) -> str:
-    # The TF estimator's default: <output_path or s3://<default bucket>>/<job name>/model.
+def _tf_model_dir(spec: JobSpec, job_name: str, bucket: str | None, mpi: bool = False) -> str:
+    # The TF estimator's default: <output_path or s3://<default bucket>>/<job name>/model, but
+    # the container's local model directory when MPI launches the ranks (Horovod, SMP v1).
+    if mpi:
+        return "/opt/ml/model"
     base = spec.output_path if (spec.output_path or "").startswith("s3://") else None
     base = (base or f"s3://{bucket or '<bucket>'}").rstrip("/")
     return f"{base}/{job_name}/model"

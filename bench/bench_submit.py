@@ -1,0 +1,196 @@
+"""Re-submitting unchanged code: smdist vs the plain SageMaker SDK estimator.
+
+Builds a 50 MB source_dir, starts a moto server on 127.0.0.1 standing in for S3 and SageMaker,
+and submits the same job twice through each path: smdist's sagemaker backend (content-addressed
+upload, skipped when the code is already there) and ``sagemaker.pytorch.PyTorch(source_dir=...)
+.fit()`` (which tars and uploads the directory on every call). The first submit of each warms
+up imports and caches; the next ones are measured: wall time and bytes written to S3 (counted on
+the server: new or rewritten objects). Both paths use the same SDK session (telemetry opted
+out, so neither waits on a telemetry request), so the difference is what each does with the
+code. Prints the figures and smdist's advantage as ratios.
+
+    python bench/bench_submit.py [--megabytes 50] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+REGION = "us-west-2"
+ROLE = "arn:aws:iam::123456789012:role/BenchRole"
+BUCKET = "smdist-bench"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_moto(port: int, log: Path) -> subprocess.Popen:
+    out = open(log, "wb")  # noqa: SIM115 - closed with the process
+    process = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=out,
+        stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/moto-api/", timeout=2).read()
+            return process
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                raise SystemExit(f"moto server did not start; see {log}") from None
+            time.sleep(0.2)
+
+
+def make_source_dir(root: Path, megabytes: int) -> int:
+    """A project: scripts plus larger files (half compressible text, half random bytes)."""
+    rng = random.Random(7)
+    root.mkdir(parents=True)
+    (root / "train.py").write_text("print('training')\n")
+    (root / "model").mkdir()
+    for i in range(20):
+        (root / "model" / f"layer_{i}.py").write_text(f"WIDTH = {i}\n" * 200)
+    chunk = 1024 * 1024
+    for i in range(megabytes):
+        path = root / "assets" / f"part_{i:03d}.bin"
+        path.parent.mkdir(exist_ok=True)
+        if i % 2:
+            path.write_bytes(rng.randbytes(chunk))
+        else:
+            path.write_bytes((f"token_{i} " * (chunk // 10 + 1)).encode()[:chunk])
+    return sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
+
+
+def bucket_objects(s3) -> dict[str, tuple[str, int]]:
+    objects: dict[str, tuple[str, int]] = {}
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=BUCKET):
+        for item in page.get("Contents", []):
+            objects[item["Key"]] = (item["ETag"], item["Size"])
+    return objects
+
+
+def written_bytes(before: dict, after: dict) -> int:
+    return sum(size for key, (etag, size) in after.items() if before.get(key, (None,))[0] != etag)
+
+
+def measure(s3, submit) -> tuple[float, int]:
+    before = bucket_objects(s3)
+    start = time.perf_counter()
+    submit()
+    elapsed = time.perf_counter() - start
+    return elapsed, written_bytes(before, bucket_objects(s3))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--megabytes", type=int, default=50)
+    parser.add_argument("--repeats", type=int, default=3, help="measured re-submits per path")
+    args = parser.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="smdist-bench-submit-"))
+    port = free_port()
+    server = start_moto(port, work / "moto.log")
+    os.environ.update(
+        AWS_ACCESS_KEY_ID="bench",
+        AWS_SECRET_ACCESS_KEY="bench",
+        AWS_DEFAULT_REGION=REGION,
+        AWS_ENDPOINT_URL=f"http://127.0.0.1:{port}",
+        AWS_CONFIG_FILE=str(work / "no-config"),
+        AWS_SHARED_CREDENTIALS_FILE=str(work / "no-credentials"),
+        SAGEMAKER_SUPPRESS_V2_WARNING="1",
+    )
+    try:
+        import boto3
+
+        from smdist.backends import sagemaker as backend
+        from smdist.backends import sagemaker_sdk as sdk
+        from smdist.planning import plan
+        from smdist.spec import JobSpec
+
+        source = work / "project"
+        total = make_source_dir(source, args.megabytes)
+        files = sum(1 for p in source.rglob("*") if p.is_file())
+        boto = boto3.Session(region_name=REGION)
+        s3 = boto.client("s3")
+        s3.create_bucket(Bucket=BUCKET, CreateBucketConfiguration={"LocationConstraint": REGION})
+
+        spec = JobSpec.from_dict(
+            {
+                "name": "bench",
+                "strategy": {"kind": "pytorch_ddp", "launcher": "torch_distributed"},
+                "cluster": {"instance_type": "ml.g5.12xlarge", "instance_count": 2},
+                "code": {
+                    "source_dir": str(source),
+                    "entry_point": "train.py",
+                    "framework_version": "2.3.0",
+                    "py_version": "py311",
+                },
+                "role": ROLE,
+            }
+        )
+
+        def smdist_submit() -> None:
+            backend.launch(plan(spec), bucket=BUCKET, boto_session=boto)
+
+        session = sdk.sagemaker_session(boto, BUCKET)
+        estimator_class = sdk.estimator_class("sagemaker.pytorch.PyTorch")
+
+        def sdk_submit() -> None:
+            with sdk.contained():
+                estimator = estimator_class(
+                    entry_point="train.py",
+                    source_dir=str(source),
+                    role=ROLE,
+                    instance_type="ml.g5.12xlarge",
+                    instance_count=2,
+                    framework_version="2.3.0",
+                    py_version="py311",
+                    distribution={"torch_distributed": {"enabled": True}},
+                    sagemaker_session=session,
+                )
+                estimator.fit(wait=False, logs=False)
+
+        first_smdist = measure(s3, smdist_submit)
+        first_sdk = measure(s3, sdk_submit)
+        smdist_runs = [measure(s3, smdist_submit) for _ in range(args.repeats)]
+        sdk_runs = [measure(s3, sdk_submit) for _ in range(args.repeats)]
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+        shutil.rmtree(work, ignore_errors=True)
+
+    smdist_time = statistics.median(t for t, _ in smdist_runs)
+    sdk_time = statistics.median(t for t, _ in sdk_runs)
+    smdist_bytes = max(b for _, b in smdist_runs)
+    sdk_bytes = min(b for _, b in sdk_runs)
+    print(f"source_dir: {total / 1e6:.1f} MB in {files} files")
+    rows = [
+        ("first submit", "smdist", *first_smdist, ""),
+        ("first submit", "SDK", *first_sdk, ""),
+        ("re-submit", "smdist", smdist_time, smdist_bytes, f"(median of {args.repeats})"),
+        ("re-submit", "SDK", sdk_time, sdk_bytes, f"(median of {args.repeats})"),
+    ]
+    for what, who, seconds, written, note in rows:
+        print(f"{what:<14} {who:<6} {seconds:6.2f} s {written:>12,} bytes  {note}".rstrip())
+    print(f"re-submit time: smdist is {sdk_time / smdist_time:.1f}x faster than the SDK's fit")
+    print(f"re-submit bytes: smdist {smdist_bytes:,} vs SDK {sdk_bytes:,}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,188 @@
+"""Train a small classifier with Horovod for PyTorch.
+
+Started by a Horovod launcher, one process per GPU (or one per host on CPUs): on SageMaker by
+mpirun (distribution ``{"mpi": {"enabled": True, "processes_per_host": N}}``), elsewhere by
+``horovodrun -np N --gloo`` or ``horovodrun -np N -H host1:n,host2:n``. Each process:
+
+1. joins Horovod (``hvd.init()``) and takes the GPU of its local rank, if there are GPUs;
+2. takes its shard of the data, by Horovod rank (``*.npz`` from the train channel, or
+   synthetic data);
+3. wraps the optimizer in ``hvd.DistributedOptimizer``, which averages gradients over all
+   processes, with the learning rate scaled by ``hvd.size()`` (the global batch grows with it);
+4. starts from rank 0's parameters and optimizer state (broadcast): its newest checkpoint when
+   there is one, else its fresh initialisation;
+5. trains with bf16/fp16 autocast and TF32 on GPUs that have them (``--mixed_precision False``
+   turns that off), printing ``[metrics]`` lines on rank 0;
+6. checkpoints every ``--checkpoint_every`` steps (rank 0); on SIGTERM (reaching any rank) all
+   ranks stop at the same step, rank 0 checkpoints and every rank exits 143;
+7. saves the trained weights once, from rank 0, to ``model.pt`` in SM_MODEL_DIR.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import horovod.torch as hvd
+import torch
+import torch.nn.functional as F
+
+from smdist.runtime import paths
+from smdist.runtime.args import parse_training_args, training_arg_parser
+from smdist.runtime.horovod_training import apply_collective_timeout, check_world_size
+from smdist.runtime.stop import StopRequest
+from smdist.runtime.torch_training import (
+    LoopSettings,
+    build_classifier,
+    choose_precision,
+    exit_code,
+    final_report,
+    load_train_data,
+    pick_device,
+    read_latest_checkpoint,
+    report_checksum,
+    run_entry_point,
+    run_training,
+    say,
+    sharded_loader,
+    write_checkpoint,
+)
+
+
+def parse_args(argv: list[str] | None = None):
+    parser = training_arg_parser()
+    parser.add_argument("--hidden_size", type=int, default=128)
+    return parse_training_args(argv, parser)
+
+
+class HorovodAgreement:
+    """One all-reduce carries the window's loss and every rank's stop flag.
+
+    Ranks that receive SIGTERM at different steps still stop at the same step: a rank that
+    left alone would leave its peers waiting in the next gradient all-reduce.
+    """
+
+    def __call__(self, loss_sum: torch.Tensor, count: int, stop: bool) -> tuple[float, bool]:
+        packed = torch.tensor(
+            [float(loss_sum.detach().float().cpu()), float(count), float(stop)],
+            dtype=torch.float64,
+        )
+        total, counted, stops = hvd.allreduce(packed, op=hvd.Sum, name="smdist.agree").tolist()
+        return (total / counted if counted else float("nan")), stops > 0
+
+
+def share_cpu_threads(processes_on_this_host: int) -> None:
+    """Give each process its share of the cores unless OMP_NUM_THREADS says otherwise.
+
+    torchrun sets OMP_NUM_THREADS=1 for several processes per host; mpirun and horovodrun do
+    not, and N processes each spinning as many threads as there are cores run many times
+    slower than N processes sharing them.
+    """
+    if "OMP_NUM_THREADS" not in os.environ:
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // max(processes_on_this_host, 1)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    stop = StopRequest()  # before the slow setup: a SIGTERM during it still stops cleanly
+    apply_collective_timeout(args.smdist_collective_timeout)
+    hvd.init()
+    check_world_size(hvd.size(), hvd.mpi_built())
+    share_cpu_threads(hvd.local_size())
+    rank, world_size = hvd.rank(), hvd.size()
+    is_main = rank == 0
+    device = pick_device(hvd.local_rank())
+    precision = choose_precision(device, args.mixed_precision)
+
+    torch.manual_seed(args.seed)
+    dataset, features, classes = load_train_data(
+        paths.channel_dir("train"), args.samples, args.seed
+    )
+    loader, sampler = sharded_loader(
+        dataset, args.batch_size, world_size, rank, args.seed, pin_memory=device.type == "cuda"
+    )
+    model = build_classifier(features, classes, args.hidden_size).to(device)
+    optimizer = hvd.DistributedOptimizer(
+        torch.optim.SGD(model.parameters(), lr=args.learning_rate * world_size, momentum=0.9),
+        named_parameters=model.named_parameters(),
+    )
+    scaler = precision.grad_scaler()
+    if is_main:
+        controller = "MPI" if hvd.mpi_enabled() else "Gloo"
+        say(
+            f"pytorch_horovod: {world_size} processes on {hvd.cross_size()} host(s), "
+            f"{controller}, device {device.type}, "
+            f"{precision.describe()}, global batch {args.batch_size * world_size}, "
+            f"learning rate {args.learning_rate * world_size:g}"
+        )
+
+    # Rank 0 reads the newest checkpoint (other hosts may not have the file); the broadcasts
+    # below give every rank its parameters, optimizer state and step.
+    checkpoint_dir = paths.checkpoint_dir()
+    start_step = 0
+    resumed = read_latest_checkpoint(checkpoint_dir, is_main)
+    if resumed is not None:
+        model.load_state_dict(resumed["model"])
+        optimizer.load_state_dict(resumed["optimizer"])
+        start_step = int(resumed["step"])
+    start_step = hvd.broadcast_object(start_step, root_rank=0, name="smdist.start_step")
+    hvd.broadcast_parameters(model.state_dict(), root_rank=0)
+    hvd.broadcast_optimizer_state(optimizer, root_rank=0)
+
+    def train_step(batch: list[torch.Tensor]) -> torch.Tensor:
+        inputs, targets = (tensor.to(device, non_blocking=True) for tensor in batch)
+        optimizer.zero_grad()  # Horovod's override takes no set_to_none (torch's default: True)
+        with precision.autocast():
+            loss = F.cross_entropy(model(inputs), targets)
+        if scaler is None:
+            loss.backward()
+            optimizer.step()
+        else:
+            scaler.scale(loss).backward()
+            # The all-reduce must finish before the scaler inspects the gradients for inf/nan.
+            optimizer.synchronize()
+            scaler.unscale_(optimizer)
+            with optimizer.skip_synchronize():
+                scaler.step(optimizer)
+            scaler.update()
+        return loss
+
+    def checkpoint(step: int) -> None:
+        if is_main:
+            payload = {"model": model.state_dict(), "optimizer": optimizer.state_dict()}
+            write_checkpoint(checkpoint_dir, step, payload)
+
+    result = run_training(
+        loader,
+        sampler,
+        train_step,
+        LoopSettings(
+            epochs=args.epochs,
+            max_steps=args.max_steps,
+            log_every=args.log_every,
+            checkpoint_every=args.checkpoint_every,
+            global_batch=args.batch_size * world_size,
+        ),
+        checkpoint=checkpoint,
+        stop=stop,
+        agree=HorovodAgreement(),
+        is_main=is_main,
+        start_step=start_step,
+    )
+    final_report(result, is_main)
+    report_checksum(rank, model.state_dict())
+    if is_main and not result.stopped:
+        save_model(model, paths.model_dir())
+    return exit_code(result)
+
+
+def save_model(model: torch.nn.Module, model_dir: Path) -> None:
+    model_dir.mkdir(parents=True, exist_ok=True)
+    path = model_dir / "model.pt"
+    torch.save(model.state_dict(), path)
+    say(f"model saved to {path}")
+
+
+if __name__ == "__main__":
+    run_entry_point(lambda: main(sys.argv[1:]))

@@ -1,0 +1,541 @@
+"""The local backend: run a Plan on this machine as SageMaker would run it, without Docker.
+
+``launch(plan, **options)`` emulates the job's hosts (``algo-1``, ``algo-2``, ...) as
+directories standing in for ``/opt/ml``, each with SageMaker's config files, channels, code
+and ``SM_*`` environment; starts each distribution the way its container does (a process per
+host, torchrun per host, one mpirun or horovodrun across the hosts); streams one log; and
+supervises the processes until the job completes, fails or is stopped, leaving none behind.
+It returns a ``LocalJob`` at once; ``wait()`` follows it.
+
+Options (``smdist.fit(..., options={...})``, ``smdist run`` flags):
+
+- ``hosts``: emulated hosts (default: the cluster's ``instance_count``);
+- ``processes_per_host``: training processes per host (default: the strategy's, capped by
+  what this machine holds);
+- ``root``: where jobs, checkpoints and downloads live (default ``.smdist``);
+- ``grace``: seconds between SIGTERM and SIGKILL when stopping (default 30; SageMaker: 120);
+- ``stall_timeout``: fail the job when no process prints for this long (default 600; None:
+  never);
+- ``max_run``: seconds before the job is stopped (default: the spec's ``max_run``);
+- ``use_gpus``: False runs on CPU even where GPUs exist;
+- ``python``: the interpreter for the training processes (default: this one);
+- ``job_name``: instead of ``<spec name>-<time>-<random>``;
+- ``console``: a ``rich.console.Console`` for ``wait(logs=True)``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+import os
+import secrets
+import shlex
+import shutil
+import sys
+import threading
+import time
+import traceback
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any
+
+from smdist.backends import local_failure, local_proctree
+from smdist.backends.base import JobError, JobStatus
+from smdist.backends.local_artifacts import (
+    has_files,
+    output_location,
+    package_directory,
+    restore_checkpoints,
+    save_checkpoints,
+    stage_channels,
+)
+from smdist.backends.local_hosts import (
+    TOKEN_VARIABLE,
+    EmulatedHost,
+    JobSettings,
+    clean_environment,
+    host_config,
+    host_environment,
+    make_hosts,
+    write_config,
+)
+from smdist.backends.local_launch import HostCommand, build_commands
+from smdist.backends.local_layout import HOROVODRUN, MPIRUN, TORCHRUN, LocalLayout, plan_layout
+from smdist.backends.local_logs import ConsoleView, JobLog
+from smdist.backends.local_logs import follow as follow_log
+from smdist.backends.local_network import choose_host_names, free_ports
+from smdist.backends.local_processes import MAX_RUN, REQUESTED, STALL, Outcome, Supervisor
+from smdist.errors import Problem, SpecError
+
+if TYPE_CHECKING:
+    from smdist.planning import Plan
+
+DEFAULT_ROOT = Path(".smdist")
+DEFAULT_GRACE = 30.0
+DEFAULT_STALL_TIMEOUT = 600.0
+SAGEMAKER_BASE = PurePosixPath("/opt/ml")
+
+
+class PrepareError(RuntimeError):
+    """The job could not be set up on this machine (a missing tool, unreadable input)."""
+
+
+@dataclass(frozen=True)
+class LocalOptions:
+    hosts: int | None = None
+    processes_per_host: int | None = None
+    root: Path = DEFAULT_ROOT
+    grace: float = DEFAULT_GRACE
+    stall_timeout: float | None = DEFAULT_STALL_TIMEOUT
+    max_run: float | None = None
+    use_gpus: bool | None = None
+    python: str | None = None
+    job_name: str | None = None
+    console: Any = None
+
+    @classmethod
+    def from_keywords(cls, options: dict[str, Any]) -> LocalOptions:
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise SpecError(
+                [
+                    Problem(
+                        f"options.{name}",
+                        "is not an option of the local backend",
+                        None,
+                        ", ".join(sorted(known)),
+                    )
+                    for name in unknown
+                ]
+            )
+        values = dict(options)
+        if values.get("root") is not None:
+            values["root"] = Path(values["root"])
+        for name in ("grace", "stall_timeout", "max_run"):
+            value = values.get(name)
+            if value is not None and (not isinstance(value, (int, float)) or value <= 0):
+                raise SpecError(
+                    [Problem(f"options.{name}", "must be a positive number of seconds", value)]
+                )
+        return cls(**values)
+
+
+def unique_job_name(base: str) -> str:
+    """``<base>-YYYYmmdd-HHMMSS-xx``: the 19-character suffix every backend appends."""
+    return f"{base}-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(1)}"
+
+
+def _region(plan: Plan) -> str:
+    return (
+        plan.spec.region
+        or os.environ.get("AWS_REGION")
+        or os.environ.get("AWS_DEFAULT_REGION")
+        or "us-east-1"
+    )
+
+
+def _checkpoint_path(plan: Plan) -> tuple[str, str | None]:
+    """The host-relative checkpoint directory for checkpoint.local_path, and a note."""
+    checkpoint = plan.spec.checkpoint
+    if checkpoint is None:
+        return "checkpoints", None
+    local = PurePosixPath(checkpoint.local_path)
+    try:
+        relative = local.relative_to(SAGEMAKER_BASE)
+    except ValueError:
+        return "checkpoints", (
+            f"checkpoint.local_path {checkpoint.local_path} is outside /opt/ml; each host's "
+            "checkpoints/ directory stands for it"
+        )
+    return str(relative) or "checkpoints", None
+
+
+def _check_tools(layout: LocalLayout, python: str) -> None:
+    if layout.launcher == MPIRUN and shutil.which("mpirun") is None:
+        raise PrepareError(
+            "this distribution starts with mpirun, which is not installed here: install Open "
+            "MPI (Debian/Ubuntu: apt-get install openmpi-bin)"
+        )
+    same_python = os.path.realpath(python) == os.path.realpath(sys.executable)
+    if (
+        same_python
+        and layout.launcher == HOROVODRUN
+        and importlib.util.find_spec("horovod") is None
+    ):
+        raise PrepareError("Horovod jobs need horovod installed in this Python environment")
+    if same_python and layout.launcher == TORCHRUN and importlib.util.find_spec("torch") is None:
+        raise PrepareError("torch_distributed jobs need torch installed in this Python environment")
+
+
+class LocalJob:
+    """A job running (or finished) on emulated hosts on this machine; see ``smdist.Job``."""
+
+    backend = "local"
+
+    def __init__(self, plan: Plan, options: LocalOptions) -> None:
+        self.plan = plan
+        self.options = options
+        self.name = options.job_name or unique_job_name(plan.spec.name)
+        self.root = options.root.resolve()
+        self.job_dir = self.root / "jobs" / self.name
+        self.python = options.python or sys.executable
+        self.token = uuid.uuid4().hex
+        self.layout: LocalLayout | None = None
+        self.hosts: list[EmulatedHost] = []
+        self.commands: list[HostCommand] = []
+        self.output_dir: Path | None = None
+        self.checkpoint_store: Path | None = None
+        self.outcome: Outcome | None = None
+        self.log: JobLog | None = None
+        self._status = JobStatus.IN_PROGRESS
+        self._failure_reason: str | None = None
+        self._model_artifacts: str | None = None
+        self._supervisor: Supervisor | None = None
+        self._stop_early = False
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._started = time.monotonic()
+
+    # ---- the Job protocol ---------------------------------------------------------------
+    @property
+    def status(self) -> JobStatus:
+        if self._done.is_set():
+            return self._status
+        supervisor = self._supervisor
+        stopping = self._stop_early or (
+            supervisor is not None and supervisor.outcome.stop_cause in (REQUESTED, MAX_RUN)
+        )
+        return JobStatus.STOPPING if stopping else JobStatus.IN_PROGRESS
+
+    @property
+    def failure_reason(self) -> str | None:
+        return self._failure_reason
+
+    @property
+    def model_artifacts(self) -> str | None:
+        return self._model_artifacts
+
+    def logs(self, follow: bool = False) -> Iterator[str]:
+        """Every line so far as ``<host[ rRANK]> | <text>``; ``follow`` waits for the end."""
+        assert self.log is not None
+        yield from follow_log(self.log.path, self._done.is_set, follow)
+
+    def wait(
+        self, timeout: float | None = None, logs: bool = False, raise_on_failure: bool = False
+    ) -> JobStatus:
+        deadline = None if timeout is None else time.monotonic() + timeout
+
+        def over() -> bool:
+            return self._done.is_set() or (deadline is not None and time.monotonic() >= deadline)
+
+        try:
+            if logs:
+                view = ConsoleView(self.options.console)
+                assert self.log is not None
+                for line in follow_log(self.log.path, over, True):
+                    view.show(line)
+            else:
+                self._done.wait(timeout)
+        except KeyboardInterrupt:
+            self._stop_after_interrupt()
+            raise
+        status = self.status
+        if raise_on_failure and status in (JobStatus.FAILED, JobStatus.STOPPED):
+            raise JobError(self.name, status, self._failure_reason)
+        return status
+
+    def stop(self) -> None:
+        """Stop as SageMaker does (SIGTERM, SIGKILL after ``grace``); returns at once."""
+        if self._done.is_set():
+            return
+        if self._supervisor is None:
+            self._stop_early = True
+        else:
+            self._supervisor.request_stop()
+
+    def kill(self) -> None:
+        """Stop without waiting for the grace period."""
+        self.stop()
+        if self._supervisor is not None:
+            self._supervisor.request_kill()
+
+    # ---- extras -------------------------------------------------------------------------
+    @property
+    def host_names(self) -> list[str]:
+        return [host.name for host in self.hosts]
+
+    @property
+    def exit_codes(self) -> dict[str, int]:
+        return dict(self.outcome.exit_codes) if self.outcome else {}
+
+    def __repr__(self) -> str:
+        return f"LocalJob(name={self.name!r}, status={self.status.value})"
+
+    def _stop_after_interrupt(self) -> None:
+        self.stop()
+        if self.log is not None:
+            self.log.note("interrupted: stopping the job (press Ctrl-C again to kill it now)")
+        try:
+            self._done.wait()
+        except KeyboardInterrupt:
+            self.kill()
+            self._done.wait()
+
+    # ---- prepare ------------------------------------------------------------------------
+    def _prepare(self) -> None:
+        plan, options = self.plan, self.options
+        began = time.monotonic()
+        self.layout = layout = plan_layout(
+            plan,
+            job_name=self.name,
+            region=_region(plan),
+            hosts=options.hosts,
+            processes_per_host=options.processes_per_host,
+            use_gpus=options.use_gpus,
+        )
+        _check_tools(layout, self.python)
+        names = choose_host_names(layout.hosts)
+        checkpoint_path, checkpoint_note = _checkpoint_path(plan)
+        while self.job_dir.exists():  # two jobs started within the same second
+            self.name = unique_job_name(plan.spec.name)
+            self.job_dir = self.root / "jobs" / self.name
+        self.job_dir.mkdir(parents=True)
+        self.hosts = hosts = make_hosts(self.job_dir, names, checkpoint_path)
+        self.log = log = JobLog(self.job_dir / "logs", names.names)
+        spec = plan.spec
+        log.note(
+            f"[prepare] job {self.name}: {spec.strategy.kind} ({spec.strategy.launcher_name}), "
+            f"{layout.hosts} host{'s' if layout.hosts > 1 else ''} x "
+            f"{layout.processes_per_host} process{'es' if layout.processes_per_host > 1 else ''}"
+            f" emulating {spec.cluster.instance_type}; directory {self.job_dir}"
+        )
+        for note in layout.notes:
+            log.note(f"[prepare] note: {note}")
+        if checkpoint_note:
+            log.note(f"[prepare] note: {checkpoint_note}")
+        if not names.by_name:
+            log.note(
+                "[prepare] note: libnss_wrapper is not available, so the hosts are named by "
+                f"their addresses ({', '.join(names.names)}) instead of algo-1, algo-2, ...; "
+                "install libnss-wrapper for SageMaker's names"
+            )
+        if layout.launcher == HOROVODRUN:
+            log.note(
+                "[prepare] note: Horovod starts with horovodrun --gloo here (mpirun on SageMaker)"
+            )
+        if plan.source_dir and Path(plan.source_dir, "requirements.txt").is_file():
+            log.note(
+                "[prepare] note: requirements.txt is installed by the SageMaker container; "
+                "locally, install it into this environment yourself"
+            )
+
+        from smdist import packaging
+
+        for host in hosts:
+            host.create(list(spec.inputs))
+            packaging.stage(plan, host.code)
+        try:
+            channels = stage_channels(spec.inputs, hosts, self.job_dir / "inputs")
+        except (OSError, RuntimeError) as error:
+            raise PrepareError(str(error)) from error
+        if spec.checkpoint is not None and spec.checkpoint.s3_uri:
+            self.checkpoint_store = self.root / "checkpoints" / spec.name
+            restored = restore_checkpoints(self.checkpoint_store, hosts)
+            if restored:
+                log.note(
+                    f"[prepare] restored {restored} checkpoint file(s) from "
+                    f"{self.checkpoint_store} into every host (checkpoint s3_uri "
+                    f"{spec.checkpoint.s3_uri})"
+                )
+        self.output_dir, output_note = output_location(spec, self.root / "jobs", self.name)
+        if output_note:
+            log.note(f"[prepare] note: {output_note}")
+
+        ports = free_ports(1 + layout.hosts)
+        hosts_file = self.job_dir / "nss_hosts"
+        hosts_file.write_text(names.hosts_file_text())
+        cpus = os.cpu_count() or 1
+        settings = JobSettings(
+            job_name=self.name,
+            region=_region(plan),
+            token=self.token,
+            master_port=ports[0],
+            tf_ports=ports[1:],
+            names_environment=names.environment(hosts_file),
+            base_environment={**clean_environment(os.environ), TOKEN_VARIABLE: self.token},
+            cpus=cpus,
+        )
+        environments = []
+        for host in hosts:
+            config = host_config(plan, layout, host, names.names, channels)
+            write_config(host, config)
+            environments.append(host_environment(plan, layout, host, names.names, config, settings))
+        self.commands = build_commands(
+            layout,
+            hosts,
+            environments,
+            program=plan.program,
+            python=self.python,
+            master_port=ports[0],
+            bin_dir=self.job_dir / "bin",
+            custom_mpi_options=getattr(spec.strategy, "custom_mpi_options", ""),
+        )
+        with open(self.job_dir / "commands.txt", "w") as handle:
+            for command in self.commands:
+                handle.write(f"{command.host.name}: {shlex.join(command.argv)}\n")
+        log.note(f"[prepare] done in {time.monotonic() - began:.1f} s")
+        self._write_record()
+
+    # ---- run ----------------------------------------------------------------------------
+    def _start(self) -> None:
+        # Non-daemon: a script that launches without waiting still sees its job through.
+        # The host processes are started from this thread, whose end they are tied to.
+        self._thread = threading.Thread(target=self._run, name=f"smdist-{self.name}")
+        self._thread.start()
+
+    def _run(self) -> None:
+        assert self.log is not None and self.layout is not None
+        log = self.log
+        try:
+            max_run = self.options.max_run or self.plan.spec.max_run
+            self._supervisor = supervisor = Supervisor(
+                self.commands,
+                log,
+                token=f"{TOKEN_VARIABLE}={self.token}",
+                python=self.python,
+                grace=self.options.grace,
+                max_run=max_run,
+                stall_timeout=self.options.stall_timeout,
+            )
+            if self._stop_early:
+                supervisor.request_stop()
+            for command in self.commands:
+                shown = shlex.join(command.argv)
+                if len(shown) > 400:
+                    shown = shown[:400] + f" ... (full command in {self.job_dir}/commands.txt)"
+                log.note(f"[start] {command.host.name}: {shown}")
+            log.note(f"[train] running (max_run {max_run:g} s)")
+            self.outcome = outcome = supervisor.run()
+            status, reason, failing_host = self._judge(outcome)
+            self._failure_reason = reason
+            if failing_host is not None:
+                self._write_failure(failing_host, reason or "")
+            self._upload(status)
+            self._status = status
+            elapsed = time.monotonic() - self._started
+            summary = f"{status.value} in {elapsed:.1f} s"
+            if reason:
+                summary += f": {reason}"
+            if self._model_artifacts:
+                summary += f"; model artifacts {self._model_artifacts}"
+            log.note(summary)
+        except Exception as error:  # noqa: BLE001 - the job must end with a status, not hang
+            self._status = JobStatus.FAILED
+            self._failure_reason = f"the local backend failed: {error}"
+            log.note(traceback.format_exc())
+            if self._supervisor is not None:
+                self._supervisor.request_kill()
+        finally:
+            self._write_record()
+            self._done.set()
+            log.close()
+
+    def _judge(self, outcome: Outcome) -> tuple[JobStatus, str | None, EmulatedHost | None]:
+        assert self.log is not None and self.layout is not None
+        if outcome.stop_cause == REQUESTED:
+            return JobStatus.STOPPED, "stop requested", None
+        if outcome.stop_cause == MAX_RUN:
+            return JobStatus.STOPPED, f"MaxRuntimeExceeded: {outcome.stop_detail}", None
+        if outcome.succeeded:
+            return JobStatus.COMPLETED, None, None
+        recent = list(self.log.recent)
+        by_name = {host.name: host for host in self.hosts}
+        if outcome.stop_cause == STALL:
+            reason = (
+                f"AlgorithmError: the job stalled: {outcome.stop_detail}; a process is "
+                "probably hung (raise stall_timeout if it was only slow)"
+            )
+            return JobStatus.FAILED, reason, self.hosts[0]
+        # A process failed: across one launcher (mpirun) every host's ranks are candidates.
+        single_launcher = self.layout.launcher in (MPIRUN, HOROVODRUN)
+        failed = [name for name, code in outcome.exit_codes.items() if code != 0]
+        candidates = self.host_names if single_launcher else failed
+        finding = local_failure.root_cause(recent, candidates)
+        first = outcome.failed_hosts[0] if outcome.failed_hosts else self.hosts[0].name
+        code = outcome.exit_codes.get(first)
+        if finding is not None:
+            code = outcome.exit_codes.get(finding.host, code)
+        if finding is None:
+            reason = f"AlgorithmError: {outcome.stop_detail or 'a process failed'}"
+            return JobStatus.FAILED, reason, by_name.get(first, self.hosts[0])
+        where = finding.host + (f" rank {finding.rank}" if finding.rank is not None else "")
+        exit_text = f" (exit code {code})" if code is not None else ""
+        reason = f"AlgorithmError: ExecuteUserScriptError on {where}{exit_text}: {finding.message}"
+        if finding.is_consequence and finding.is_timeout:
+            reason += " (a collective timed out: another rank is probably hung or gone)"
+        return JobStatus.FAILED, reason, by_name.get(finding.host, self.hosts[0])
+
+    def _write_failure(self, host: EmulatedHost, reason: str) -> None:
+        assert self.log is not None
+        lines = local_failure.last_lines(list(self.log.recent), host.name)
+        host.failure_file.parent.mkdir(parents=True, exist_ok=True)
+        host.failure_file.write_text(f"{reason}\n\nLast lines of {host.name}:\n{lines}\n")
+
+    def _upload(self, status: JobStatus) -> None:
+        assert self.log is not None and self.output_dir is not None
+        log, main = self.log, self.hosts[0]
+        began = time.monotonic()
+        if self.checkpoint_store is not None:
+            saved = save_checkpoints(self.checkpoint_store, self.hosts)
+            log.note(f"[upload] {saved} checkpoint file(s) kept in {self.checkpoint_store}")
+        if status in (JobStatus.COMPLETED, JobStatus.STOPPED):
+            model = package_directory(main.model, self.output_dir / "model.tar.gz")
+            self._model_artifacts = model.as_uri()
+            log.note(f"[upload] {main.name}'s model directory -> {self._model_artifacts}")
+        if has_files(main.output_data):
+            data = package_directory(main.output_data, self.output_dir / "output.tar.gz")
+            log.note(f"[upload] {main.name}'s output data -> {data.as_uri()}")
+        log.note(f"[upload] done in {time.monotonic() - began:.1f} s")
+
+    def _write_record(self) -> None:
+        record = {
+            "name": self.name,
+            "backend": self.backend,
+            "status": (self._status if self._done.is_set() else self.status).value,
+            "failure_reason": self._failure_reason,
+            "model_artifacts": self._model_artifacts,
+            "hosts": self.host_names,
+            "processes_per_host": self.layout.processes_per_host if self.layout else None,
+            "exit_codes": self.exit_codes,
+            "job_dir": str(self.job_dir),
+            "log": str(self.log.path) if self.log else None,
+        }
+        path = self.job_dir / "job.json"
+        if self.job_dir.is_dir():
+            path.write_text(json.dumps(record, indent=1) + "\n")
+
+
+def launch(plan: Plan, **options: Any) -> LocalJob:
+    """Prepare the emulated hosts and start the job; returns at once (``wait()`` follows it).
+
+    Raises SpecError for options or inputs that cannot work, PrepareError when this machine
+    lacks what the distribution needs; nothing is started in either case.
+    """
+    if not local_proctree.available():
+        raise PrepareError("the local backend needs Linux (/proc) to supervise its processes")
+    job = LocalJob(plan, LocalOptions.from_keywords(options))
+    try:
+        job._prepare()
+    except BaseException:
+        if job.log is not None:
+            job.log.close()
+        raise
+    job._start()
+    return job
+
+
+__all__ = ["LocalJob", "LocalOptions", "PrepareError", "launch"]

@@ -1,0 +1,254 @@
+"""Emulated SageMaker hosts: a directory standing in for ``/opt/ml`` and the process environment.
+
+Each host gets ``input/config/{hyperparameters,resourceconfig,inputdataconfig}.json``,
+``input/data/<channel>/``, ``model/``, ``output/data/``, ``checkpoints/`` and ``code/``, and
+the environment the container gives the user's script: the toolkit's ``SM_*`` variables
+(``local_environment``), the variables the toolkit and the framework container set besides
+them (job name, MASTER_ADDR / MASTER_PORT and NCCL defaults for PyTorch, TF_CONFIG for
+MultiWorkerMirroredStrategy), and what the emulation itself needs (host-name resolution, the
+host's share of the GPUs, the job's process token).
+
+The environment starts from smdist's own, minus variables that describe some other cluster
+(a stray TF_CONFIG, RANK or SM_HOSTS in the shell would otherwise leak into every host).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from smdist.backends.local_environment import (
+    FRAMEWORK_MODULES,
+    HostConfig,
+    Machine,
+    input_data_config,
+    resource_config,
+    sm_variables,
+    training_environment,
+)
+from smdist.backends.local_layout import LocalLayout
+
+if TYPE_CHECKING:
+    from smdist.backends.local_network import HostNames
+    from smdist.planning import Plan
+
+NETWORK_INTERFACE = "lo"  # what the hosts share here: loopback
+TOKEN_VARIABLE = "SMDIST_LOCAL_JOB_ID"
+_FOREIGN_PREFIXES = (
+    "SM_",
+    "OMPI_",
+    "PMIX_",
+    "HOROVOD_",
+    "TORCHELASTIC_",
+    "NSS_WRAPPER_",
+    "SMDIST_LOCAL_",
+)
+_FOREIGN_NAMES = frozenset(
+    {
+        "TF_CONFIG",
+        "RANK",
+        "LOCAL_RANK",
+        "WORLD_SIZE",
+        "LOCAL_WORLD_SIZE",
+        "GROUP_RANK",
+        "ROLE_RANK",
+        "MASTER_ADDR",
+        "MASTER_PORT",
+        "TRAINING_JOB_NAME",
+        "SAGEMAKER_JOB_NAME",
+        "SAGEMAKER_BASE_DIR",
+        "SAGEMAKER_REGION",
+        "CURRENT_HOST",
+        "SMDIST_TF_PORTS",
+        "SMDIST_RDZV_PORT",
+        "SMDIST_CHECKPOINT_DIR",
+    }
+)
+
+
+@dataclass(frozen=True)
+class EmulatedHost:
+    name: str
+    index: int
+    address: str
+    base: Path  # stands for /opt/ml
+    checkpoint_path: str = "checkpoints"  # checkpoint.local_path, relative to /opt/ml
+
+    @property
+    def code(self) -> Path:
+        return self.base / "code"
+
+    @property
+    def config_dir(self) -> Path:
+        return self.base / "input" / "config"
+
+    @property
+    def data_dir(self) -> Path:
+        return self.base / "input" / "data"
+
+    @property
+    def model(self) -> Path:
+        return self.base / "model"
+
+    @property
+    def output(self) -> Path:
+        return self.base / "output"
+
+    @property
+    def output_data(self) -> Path:
+        return self.base / "output" / "data"
+
+    @property
+    def checkpoints(self) -> Path:
+        return self.base / self.checkpoint_path
+
+    @property
+    def failure_file(self) -> Path:
+        return self.base / "output" / "failure"
+
+    def create(self, channels: list[str]) -> None:
+        for folder in (self.code, self.config_dir, self.model, self.output_data, self.checkpoints):
+            folder.mkdir(parents=True, exist_ok=True)
+        for channel in channels:
+            (self.data_dir / channel).mkdir(parents=True, exist_ok=True)
+
+
+def make_hosts(
+    job_dir: Path, names: HostNames, checkpoint_path: str = "checkpoints"
+) -> list[EmulatedHost]:
+    return [
+        EmulatedHost(name, index, address, job_dir / "hosts" / name, checkpoint_path)
+        for index, (name, address) in enumerate(zip(names.names, names.addresses, strict=True))
+    ]
+
+
+def clean_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """smdist's environment without the variables of any other cluster or job."""
+    return {
+        name: value
+        for name, value in environ.items()
+        if not name.startswith(_FOREIGN_PREFIXES) and name not in _FOREIGN_NAMES
+    }
+
+
+def host_hyperparameters(layout: LocalLayout, host: EmulatedHost) -> dict[str, str]:
+    """The job's wire hyperparameters with the values that name this host's files."""
+    wire = dict(layout.wire_hyperparameters)
+    wire["sagemaker_submit_directory"] = json.dumps(host.code.as_uri())
+    if "model_dir" in wire:  # TensorFlow: local mode points it at the model directory
+        wire["model_dir"] = json.dumps(str(host.model))
+    return wire
+
+
+def write_config(host: EmulatedHost, config: HostConfig) -> None:
+    files = {
+        "hyperparameters.json": config.hyperparameters,
+        "resourceconfig.json": config.resource_config,
+        "inputdataconfig.json": config.input_data_config,
+    }
+    for name, content in files.items():
+        (host.config_dir / name).write_text(json.dumps(content, indent=1))
+
+
+@dataclass(frozen=True)
+class JobSettings:
+    """What every host's environment shares."""
+
+    job_name: str
+    region: str
+    token: str
+    master_port: int
+    tf_ports: list[int]
+    names_environment: dict[str, str]
+    base_environment: dict[str, str]
+    cpus: int
+
+
+def host_config(
+    plan: Plan,
+    layout: LocalLayout,
+    host: EmulatedHost,
+    hosts: list[str],
+    channels: Mapping[str, str],
+) -> HostConfig:
+    return HostConfig(
+        hyperparameters=host_hyperparameters(layout, host),
+        resource_config=resource_config(
+            hosts, host.name, plan.spec.cluster.instance_type, NETWORK_INTERFACE
+        ),
+        input_data_config=input_data_config(channels),
+    )
+
+
+def host_environment(
+    plan: Plan,
+    layout: LocalLayout,
+    host: EmulatedHost,
+    hosts: list[str],
+    config: HostConfig,
+    settings: JobSettings,
+) -> dict[str, str]:
+    """Everything the host's first process gets in its environment."""
+    environ = dict(settings.base_environment)
+    environ.update(plan.environment)
+    training_env = training_environment(
+        host.base,
+        config,
+        Machine(num_cpus=settings.cpus, num_gpus=layout.gpus_per_host),
+        job_name=settings.job_name,
+        framework_module=FRAMEWORK_MODULES.get(plan.framework),
+    )
+    environ.update(sm_variables(training_env))
+    python_path = [str(host.code)] + [p for p in environ.get("PYTHONPATH", "").split(":") if p]
+    environ.update(
+        {
+            # Set by SageMaker and the training toolkit besides the SM_* variables.
+            "TRAINING_JOB_NAME": settings.job_name,
+            "SAGEMAKER_JOB_NAME": settings.job_name,
+            "SAGEMAKER_REGION": settings.region,
+            "CURRENT_HOST": host.name,
+            "SAGEMAKER_BASE_DIR": str(host.base),
+            "PYTHONPATH": ":".join(python_path),
+            # Set by the Deep Learning Containers' images.
+            "PYTHONUNBUFFERED": "1",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            # The emulation's own.
+            TOKEN_VARIABLE: settings.token,
+            "CUDA_VISIBLE_DEVICES": ",".join(layout.host_gpus[host.index]),
+        }
+    )
+    environ.update(settings.names_environment)
+    if "OMP_NUM_THREADS" not in environ:
+        # The hosts share this machine's cores: one thread pool each would oversubscribe them.
+        environ["OMP_NUM_THREADS"] = str(max(1, settings.cpus // max(layout.world_size, 1)))
+    if plan.framework == "pytorch":
+        # The SageMaker PyTorch container sets these for every job (port 7777 there; a free
+        # port here, so that local jobs never collide).
+        environ["MASTER_ADDR"] = hosts[0]
+        environ["MASTER_PORT"] = str(settings.master_port)
+        environ.setdefault("NCCL_SOCKET_IFNAME", NETWORK_INTERFACE)
+        environ.setdefault("NCCL_IB_DISABLE", "1")
+        environ.setdefault("NCCL_DEBUG", "WARN")
+    if layout.tf_config:
+        # The SageMaker TensorFlow container writes TF_CONFIG for MultiWorkerMirroredStrategy:
+        # every host a worker. Each worker binds 0.0.0.0:<port>, so each gets its own port.
+        environ["TF_CONFIG"] = json.dumps(
+            {
+                "cluster": {
+                    "worker": [
+                        f"{name}:{port}"
+                        for name, port in zip(hosts, settings.tf_ports, strict=True)
+                    ]
+                },
+                "task": {"type": "worker", "index": host.index},
+            }
+        )
+    return environ
+
+
+def hosts_mapping(hosts: list[EmulatedHost]) -> str:
+    """host -> its /opt/ml directory, launching host first (read by the ssh stand-in)."""
+    return json.dumps({host.name: str(host.base) for host in hosts})

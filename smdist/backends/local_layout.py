@@ -1,0 +1,252 @@
+"""How a Plan made for SageMaker instances runs on this one machine.
+
+The spec's cluster says what SageMaker would run. Locally its ``instance_count`` hosts are
+emulated (``hosts`` overrides the count), the processes per host follow the strategy but are
+capped by what the machine can hold (``processes_per_host`` overrides), and settings that
+need GPUs fall back to their CPU equivalents when the emulated hosts get none. Every change is
+one line in ``notes``, so the same spec file serves both places and nothing changes silently.
+
+The wire hyperparameters are adapted here, once, for all hosts: the job name and region, the
+process counts the launchers read, the collective backend, SMP degrees that no longer divide
+the smaller world, and a short collective timeout for the ready scripts so that a hung rank
+fails the job instead of blocking it for half an hour.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from smdist.errors import Problem, SpecError
+from smdist.strategies import SDMP
+
+if TYPE_CHECKING:
+    from smdist.planning import Plan
+
+# Seconds a collective may block in the ready scripts when the spec sets no collective_timeout.
+LOCAL_COLLECTIVE_TIMEOUT = 120
+PROCESS, TORCHRUN, MPIRUN, HOROVODRUN = "process", "torchrun", "mpirun", "horovodrun"
+
+
+def local_gpus() -> list[str]:
+    """GPU ids this process may use: CUDA_VISIBLE_DEVICES, else the driver's device list."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        return [d.strip() for d in visible.split(",") if d.strip() and d.strip() != "-1"]
+    try:
+        count = len(os.listdir("/proc/driver/nvidia/gpus"))
+    except OSError:
+        return []
+    return [str(index) for index in range(count)]
+
+
+def launcher_for(plan: Plan) -> str:
+    """How the SageMaker container starts this distribution (see the module docstring)."""
+    distribution = plan.distribution
+    if "torch_distributed" in distribution:
+        return TORCHRUN
+    if "mpi" in distribution:
+        # Horovod here may be built with Gloo only; horovodrun --gloo runs it with any build.
+        return HOROVODRUN if plan.spec.strategy.kind == "horovod" else MPIRUN
+    if "dataparallel" in distribution.get("smdistributed", {}):
+        return MPIRUN
+    return PROCESS
+
+
+@dataclass(frozen=True)
+class LocalLayout:
+    hosts: int
+    processes_per_host: int  # training processes on each host
+    gpus_per_host: int  # 0: the hosts run on CPU
+    host_gpus: list[list[str]]  # CUDA_VISIBLE_DEVICES of each host
+    launcher: str
+    tf_config: bool  # MultiWorkerMirroredStrategy: TF_CONFIG per host
+    wire_hyperparameters: dict[str, str]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def world_size(self) -> int:
+        return self.hosts * self.processes_per_host
+
+
+def _problem(option: str, message: str, value: Any, valid: str) -> SpecError:
+    return SpecError([Problem(option, message, value, valid)])
+
+
+def _divisors(number: int) -> list[int]:
+    return [d for d in range(1, number + 1) if number % d == 0]
+
+
+def plan_layout(
+    plan: Plan,
+    *,
+    job_name: str,
+    region: str,
+    hosts: int | None = None,
+    processes_per_host: int | None = None,
+    use_gpus: bool | None = None,
+    cpus: int | None = None,
+    gpus: list[str] | None = None,
+) -> LocalLayout:
+    spec = plan.spec
+    strategy = spec.strategy
+    notes: list[str] = []
+    cpus = cpus or os.cpu_count() or 1
+    gpus = local_gpus() if gpus is None else gpus
+    if use_gpus is False:
+        gpus = []
+    host_count = hosts or spec.cluster.instance_count
+    if host_count < 1:
+        raise _problem("hosts", "must be at least 1", host_count, "an integer >= 1")
+    if host_count != spec.cluster.instance_count:
+        notes.append(
+            f"emulating {host_count} host{'s' if host_count > 1 else ''} "
+            f"(the spec's cluster has {spec.cluster.instance_count})"
+        )
+    launcher = launcher_for(plan)
+    gpus_per_host = len(gpus) // host_count
+    host_gpus = [gpus[i * gpus_per_host : (i + 1) * gpus_per_host] for i in range(host_count)]
+
+    requested = plan.topology.processes_per_host
+    capacity = gpus_per_host if gpus_per_host else max(1, cpus // host_count)
+    single_process = launcher == PROCESS and not _has_torchrun_launcher(plan)
+    if single_process:
+        per_host = 1
+        if processes_per_host not in (None, 1):
+            notes.append(
+                f"processes per host: 1 ({strategy.launcher_name} starts one process on each "
+                f"host; --processes-per-host {processes_per_host} does not apply)"
+            )
+    elif processes_per_host is not None:
+        if processes_per_host < 1:
+            raise _problem(
+                "processes_per_host", "must be at least 1", processes_per_host, "an integer >= 1"
+            )
+        per_host = processes_per_host
+    else:
+        per_host = min(requested, capacity)
+        if per_host != requested:
+            what = f"{gpus_per_host} GPU" if gpus_per_host else f"{cpus} CPUs for {host_count}"
+            notes.append(
+                f"processes per host: {per_host} here instead of {requested} on "
+                f"{spec.cluster.instance_type} (this machine has {what} "
+                f"host{'s' if host_count > 1 and not gpus_per_host else ''})"
+            )
+    per_host = _fit_model_parallel(plan, host_count, per_host, processes_per_host, notes)
+
+    if plan.gpus_per_host and not gpus_per_host:
+        notes.append(
+            f"no GPU for the emulated hosts: {spec.cluster.instance_type} has "
+            f"{plan.gpus_per_host} GPU{'s' if plan.gpus_per_host > 1 else ''} per host; here they "
+            "run on CPU with CPU equivalents (gloo collectives, fp32)"
+        )
+    wire = _adapt_hyperparameters(
+        plan, job_name, region, per_host, host_count * per_host, gpus_per_host, notes
+    )
+    return LocalLayout(
+        hosts=host_count,
+        processes_per_host=per_host,
+        gpus_per_host=gpus_per_host,
+        host_gpus=host_gpus,
+        launcher=launcher,
+        tf_config="multi_worker_mirrored_strategy" in plan.distribution,
+        wire_hyperparameters=wire,
+        notes=notes,
+    )
+
+
+def _has_torchrun_launcher(plan: Plan) -> bool:
+    """The pytorch_ddp strategy's own launcher: one process per host that starts torchrun."""
+    return "smdist_processes_per_host" in plan.wire_hyperparameters
+
+
+def _fit_model_parallel(
+    plan: Plan, hosts: int, per_host: int, explicit: int | None, notes: list[str]
+) -> int:
+    """SMP needs the model-parallel degree to divide the world size; grow the processes."""
+    strategy = plan.spec.strategy
+    if not isinstance(strategy, SDMP):
+        return per_host
+    degree = strategy.model_parallel_degree
+    if (hosts * per_host) % degree == 0:
+        return per_host
+    if explicit is not None:
+        raise _problem(
+            "processes_per_host",
+            f"{hosts} hosts x {explicit} processes is not a multiple of the model-parallel "
+            f"degree {degree} (partitions x tensor_parallel_degree)",
+            explicit,
+            f"a number of processes per host that makes hosts x processes a multiple of {degree}",
+        )
+    grown = per_host
+    while (hosts * grown) % degree:
+        grown += 1
+    notes.append(
+        f"processes per host: {grown} so that the model-parallel degree {degree} divides the "
+        f"world size ({hosts} x {grown})"
+    )
+    return grown
+
+
+def _adapt_hyperparameters(
+    plan: Plan,
+    job_name: str,
+    region: str,
+    per_host: int,
+    world: int,
+    gpus_per_host: int,
+    notes: list[str],
+) -> dict[str, str]:
+    wire = dict(plan.wire_hyperparameters)
+    wire["sagemaker_job_name"] = json.dumps(job_name)
+    if "<region>" in wire.get("sagemaker_region", ""):
+        wire["sagemaker_region"] = json.dumps(region)
+    for name in ("sagemaker_mpi_num_of_processes_per_host", "smdist_processes_per_host"):
+        if name in wire:
+            wire[name] = json.dumps(per_host)
+    if not gpus_per_host:
+        for name, gpu_value, cpu_value in (
+            ("smdist_backend", "nccl", "gloo"),
+            ("smdist_communication", "nccl", "ring"),
+        ):
+            if wire.get(name) == json.dumps(gpu_value):
+                wire[name] = json.dumps(cpu_value)
+                notes.append(f"{name}: {gpu_value} -> {cpu_value} (no GPU here)")
+    if plan.source_dir is None and "smdist_collective_timeout" not in wire:
+        wire["smdist_collective_timeout"] = json.dumps(LOCAL_COLLECTIVE_TIMEOUT)
+        notes.append(
+            f"collective timeout: {LOCAL_COLLECTIVE_TIMEOUT} s (a local default; set "
+            "strategy.collective_timeout to choose)"
+        )
+    if "mp_parameters" in wire:
+        wire["mp_parameters"] = json.dumps(
+            _adapt_mp_parameters(
+                json.loads(wire["mp_parameters"]), plan, world, gpus_per_host, notes
+            )
+        )
+    return wire
+
+
+def _adapt_mp_parameters(
+    parameters: dict[str, Any], plan: Plan, world: int, gpus_per_host: int, notes: list[str]
+) -> dict[str, Any]:
+    parameters = dict(parameters)
+    strategy = plan.spec.strategy
+    if not gpus_per_host:
+        for precision in ("fp16", "bf16"):
+            if parameters.get(precision):
+                parameters[precision] = False
+                notes.append(f"mp_parameters.{precision}: true -> false (no GPU here)")
+    shard = parameters.get("hybrid_shard_degree")
+    if isinstance(strategy, SDMP) and isinstance(shard, int) and shard > 1:
+        data_parallel = world // strategy.tensor_degree
+        if shard > data_parallel or data_parallel % shard:
+            fitted = max(d for d in _divisors(data_parallel) if d <= shard)
+            parameters["hybrid_shard_degree"] = fitted
+            notes.append(
+                f"mp_parameters.hybrid_shard_degree: {shard} -> {fitted} (the local world has "
+                f"{data_parallel} data-parallel ranks)"
+            )
+    return parameters

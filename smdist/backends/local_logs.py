@@ -1,0 +1,187 @@
+"""One live log stream for a local job: every line labelled by host (and rank where known).
+
+Each emulated host's first process writes into one pipe; a thread per pipe reads it line by
+line. Lines from mpirun (``--tag-output``: ``[1,3]<stdout>:``) and horovodrun
+(``[3]<stdout>:``) carry the rank, which also names the host the rank runs on. Every line is
+appended, flushed, to the job's combined log (``<label> | <text>``) and to its host's own
+file; ``Job.logs()`` and the live console view read the combined file, so a reader can start
+at any time and nothing is held in memory but the recent lines used for failure reports.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO
+
+SMDIST = "smdist"
+SEPARATOR = " | "
+RECENT_LINES = 2000
+_MPI_TAG = re.compile(r"^\[\d+,(\d+)\]<std(?:out|err)>:(.*)$")
+_HOROVOD_TAG = re.compile(r"^\[(\d+)\]<std(?:out|err)>:(.*)$")
+# mpirun sometimes leaves a bare tag at the end of a line it flushed in two pieces.
+_TRAILING_TAG = re.compile(r"\[\d+(?:,\d+)?\]<std(?:out|err)>:$")
+TAG_PATTERNS = {"mpirun": _MPI_TAG, "horovodrun": _HOROVOD_TAG}
+
+
+def label(host: str, rank: int | None) -> str:
+    return host if rank is None else f"{host} r{rank}"
+
+
+def parse_label(text: str) -> tuple[str, int | None]:
+    host, _, rank = text.partition(" r")
+    return host, (int(rank) if rank.isdigit() else None)
+
+
+class JobLog:
+    """The sink every line goes through; thread-safe."""
+
+    def __init__(self, log_dir: Path, hosts: list[str]) -> None:
+        log_dir.mkdir(parents=True, exist_ok=True)
+        self.path = log_dir / "job.log"
+        self.host_paths = {host: log_dir / f"{host}.log" for host in hosts}
+        self._combined = open(self.path, "a", encoding="utf-8")
+        self._files = {h: open(p, "a", encoding="utf-8") for h, p in self.host_paths.items()}
+        self._lock = threading.Lock()
+        self.recent: deque[tuple[int, str, int | None, str]] = deque(maxlen=RECENT_LINES)
+        self._sequence = 0
+        self.last_output = time.monotonic()
+        self.width = max([len(SMDIST), *(len(h) + 4 for h in hosts)])
+
+    def add(self, host: str, rank: int | None, text: str) -> None:
+        name = label(host, rank)
+        with self._lock:
+            self._sequence += 1
+            self.recent.append((self._sequence, host, rank, text))
+            if host != SMDIST:
+                self.last_output = time.monotonic()
+            handle = self._files.get(host)
+            if handle is not None:
+                handle.write((f"[rank {rank}] {text}" if rank is not None else text) + "\n")
+                handle.flush()
+            self._combined.write(f"{name.ljust(self.width)}{SEPARATOR}{text}\n")
+            self._combined.flush()
+
+    def note(self, text: str) -> None:
+        """A line from smdist itself (phases, notes, the outcome)."""
+        for line in text.splitlines() or [""]:
+            self.add(SMDIST, None, line)
+
+    def touch(self) -> None:
+        """Count as output (a process started), for the stall watchdog."""
+        with self._lock:
+            self.last_output = time.monotonic()
+
+    def lines_of(self, host: str, rank: int | None = None) -> list[str]:
+        with self._lock:
+            return [
+                text for _, h, r, text in self.recent if h == host and (rank is None or r == rank)
+            ]
+
+    def last_process_line(self) -> str | None:
+        """The newest line a training process (not smdist) printed."""
+        with self._lock:
+            for _, host, rank, text in reversed(self.recent):
+                if host != SMDIST:
+                    return f"{label(host, rank)}: {text.strip()}"
+        return None
+
+    def close(self) -> None:
+        with self._lock:
+            for handle in [self._combined, *self._files.values()]:
+                handle.close()
+
+
+def attribute(
+    text: str, host: str, tags: str | None, rank_hosts: list[str]
+) -> tuple[str, int | None, str]:
+    """(host, rank, text without the launcher's tag) of one output line."""
+    pattern = TAG_PATTERNS.get(tags or "")
+    if pattern is not None:
+        match = pattern.match(text)
+        if match:
+            rank, body = int(match.group(1)), _TRAILING_TAG.sub("", match.group(2))
+            if 0 <= rank < len(rank_hosts):
+                return rank_hosts[rank], rank, body
+            return host, rank, body
+    return host, None, text
+
+
+def pump(
+    stream: IO[bytes], log: JobLog, host: str, tags: str | None, rank_hosts: list[str]
+) -> None:
+    """Read ``stream`` to its end, handing every line to ``log``."""
+    with stream:
+        for raw in iter(stream.readline, b""):
+            text = raw.decode("utf-8", "replace").rstrip("\r\n")
+            log.add(*attribute(text, host, tags, rank_hosts))
+
+
+def follow(path: Path, finished: Callable[[], bool], keep_following: bool) -> Iterator[str]:
+    """Lines of the combined log; with ``keep_following``, wait for more until ``finished``."""
+    buffer = ""
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        while True:
+            chunk = handle.read(65536)
+            if chunk:
+                buffer += chunk
+                *complete, buffer = buffer.split("\n")
+                yield from complete
+                continue
+            if not keep_following:
+                break
+            if finished():
+                rest = handle.read()
+                if rest:
+                    buffer += rest
+                    continue
+                break
+            time.sleep(0.05)
+    if buffer:
+        yield buffer
+
+
+class ConsoleView:
+    """Prints combined-log lines with a colour per host when the output is a terminal."""
+
+    PALETTE = (
+        "cyan",
+        "magenta",
+        "green",
+        "yellow",
+        "blue",
+        "bright_red",
+        "bright_cyan",
+        "bright_magenta",
+        "bright_green",
+        "bright_yellow",
+    )
+
+    def __init__(self, console=None) -> None:
+        from rich.console import Console
+
+        self.console = console or Console(highlight=False, soft_wrap=True)
+        self._styles: dict[str, str] = {}
+
+    def _style(self, host: str) -> str:
+        if host == SMDIST:
+            return "bold"
+        if host not in self._styles:
+            self._styles[host] = self.PALETTE[len(self._styles) % len(self.PALETTE)]
+        return self._styles[host]
+
+    def show(self, line: str) -> None:
+        from rich.text import Text
+
+        prefix, separator, text = line.partition(SEPARATOR)
+        if not separator:
+            self.console.print(Text(line), markup=False)
+            return
+        host, _ = parse_label(prefix.strip())
+        style = self._style(host)
+        body = Text(text, style="bold" if host == SMDIST else "")
+        self.console.print(Text.assemble((prefix + separator, style), body), markup=False)

@@ -1,0 +1,219 @@
+"""Start the emulated hosts' processes and see the job through to its end, whatever happens.
+
+Every host's command runs under ``local_init.py`` (its own session, a subreaper that owns the
+host's whole process tree). The supervisor then watches:
+
+- a process exiting non-zero fails the job: every other host is stopped;
+- ``max_run`` seconds after the start the job is stopped (SageMaker: MaxRuntimeExceeded);
+- no output from any process for ``stall_timeout`` seconds fails the job as hung;
+- ``request_stop()`` (Ctrl-C, SIGTERM, ``Job.stop()``) stops it.
+
+Stopping is SageMaker's: SIGTERM (the host init process delivers it to the training processes
+and SIGKILLs what is left after the grace period), then, should an init process itself not
+finish, SIGKILL to everything below it. Finally every process that still carries the job's
+token in its environment is killed, so nothing outlives the job.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from smdist.backends import local_proctree as proctree
+from smdist.backends.local_launch import HostCommand
+from smdist.backends.local_logs import JobLog, pump
+
+INIT_SCRIPT = Path(__file__).with_name("local_init.py")
+KILL_MARGIN = 5.0  # seconds past the grace period before smdist kills an init process itself
+POLL_SECONDS = 0.05
+
+FAILURE, STALL, MAX_RUN, REQUESTED = "failure", "stall", "max_run", "requested"
+
+
+@dataclass
+class HostProcess:
+    command: HostCommand
+    process: subprocess.Popen[bytes]
+    reader: threading.Thread
+    exit_code: int | None = None
+    exited_at: float | None = None
+
+
+@dataclass
+class Outcome:
+    """How the processes ended; the job's status is derived from it."""
+
+    exit_codes: dict[str, int] = field(default_factory=dict)
+    failed_hosts: list[str] = field(default_factory=list)  # non-zero before any stop, in order
+    stop_cause: str | None = None  # FAILURE, STALL, MAX_RUN, REQUESTED or None
+    stop_detail: str = ""
+    killed: bool = False  # the grace period ran out
+    leftovers: int = 0  # processes killed by the final sweep
+    duration: float = 0.0
+
+    @property
+    def succeeded(self) -> bool:
+        return bool(self.exit_codes) and all(code == 0 for code in self.exit_codes.values())
+
+
+class Supervisor:
+    def __init__(
+        self,
+        commands: list[HostCommand],
+        log: JobLog,
+        *,
+        token: str,
+        python: str,
+        grace: float,
+        max_run: float | None,
+        stall_timeout: float | None,
+    ) -> None:
+        self.commands = commands
+        self.log = log
+        self.token = token
+        self.python = python
+        self.grace = grace
+        self.max_run = max_run
+        self.stall_timeout = stall_timeout
+        self.hosts: list[HostProcess] = []
+        self._stop_requested = threading.Event()
+        self._kill_requested = threading.Event()
+        self._wake = threading.Event()
+        self.started_at: float | None = None
+        self.outcome = Outcome()
+
+    # ---- called from other threads ------------------------------------------------------
+    def request_stop(self) -> None:
+        self._stop_requested.set()
+        self._wake.set()
+
+    def request_kill(self) -> None:
+        """Skip the grace period (a second Ctrl-C)."""
+        self._stop_requested.set()
+        self._kill_requested.set()
+        self._wake.set()
+
+    # ---- the supervising thread ---------------------------------------------------------
+    def _spawn(self, command: HostCommand) -> HostProcess:
+        argv = [
+            self.python, "-S", "-E", str(INIT_SCRIPT),
+            "--grace", str(self.grace),
+            "--parent", str(os.getpid()),
+            "--", *command.argv,
+        ]  # fmt: skip
+        process = subprocess.Popen(
+            argv,
+            cwd=command.cwd,
+            env=command.env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        assert process.stdout is not None
+        reader = threading.Thread(
+            target=pump,
+            args=(process.stdout, self.log, command.host.name, command.tags, command.rank_hosts),
+            name=f"smdist-log-{command.host.name}",
+            daemon=True,
+        )
+        reader.start()
+        return HostProcess(command, process, reader)
+
+    def run(self) -> Outcome:
+        """Start every host and return once all of their processes are gone."""
+        outcome = self.outcome
+        self.started_at = start = time.monotonic()
+        self.log.touch()
+        try:
+            for command in self.commands:
+                self.hosts.append(self._spawn(command))
+        except OSError as error:
+            self.log.note(f"could not start a host process: {error}")
+            outcome.stop_cause, outcome.stop_detail = FAILURE, str(error)
+            outcome.failed_hosts.append(self.commands[len(self.hosts)].host.name)
+        kill_at: float | None = None
+        if outcome.stop_cause:
+            kill_at = self._begin_stop()
+        while True:
+            now = time.monotonic()
+            for host in self.hosts:
+                if host.exit_code is None and host.process.poll() is not None:
+                    host.exit_code = host.process.returncode
+                    host.exited_at = now
+                    name = host.command.host.name
+                    outcome.exit_codes[name] = host.exit_code
+                    if host.exit_code != 0 and outcome.stop_cause is None:
+                        outcome.failed_hosts.append(name)
+                        outcome.stop_cause = FAILURE
+                        outcome.stop_detail = f"{name} exited with code {host.exit_code}"
+                        kill_at = self._begin_stop()
+            if all(host.exit_code is not None for host in self.hosts):
+                break
+            if outcome.stop_cause is None:
+                cause = self._stop_reason(now, start)
+                if cause is not None:
+                    outcome.stop_cause, outcome.stop_detail = cause
+                    kill_at = self._begin_stop()
+            elif kill_at is not None and (now >= kill_at or self._kill_requested.is_set()):
+                outcome.killed = True
+                self._kill_everything()
+                kill_at = None
+            self._wake.wait(POLL_SECONDS)
+            self._wake.clear()
+        for host in self.hosts:
+            host.reader.join(timeout=5)
+        outcome.leftovers = self._sweep()
+        outcome.duration = time.monotonic() - start
+        return outcome
+
+    def _stop_reason(self, now: float, start: float) -> tuple[str, str] | None:
+        if self._stop_requested.is_set():
+            return REQUESTED, "stop requested"
+        if self.max_run is not None and now - start >= self.max_run:
+            return MAX_RUN, f"the job ran for max_run = {self.max_run:g} s"
+        if self.stall_timeout is not None and now - self.log.last_output >= self.stall_timeout:
+            detail = f"no output from any process for {self.stall_timeout:g} s"
+            last = self.log.last_process_line()
+            return STALL, detail + (f" (the last line was {last!r})" if last else "")
+        return None
+
+    def _begin_stop(self) -> float:
+        """SIGTERM to every host still running; returns when to stop waiting for them."""
+        for host in self.hosts:
+            if host.exit_code is None:
+                try:
+                    host.process.send_signal(signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+        return time.monotonic() + self.grace + KILL_MARGIN
+
+    def _kill_everything(self) -> None:
+        table = proctree.process_table()
+        for host in self.hosts:
+            if host.exit_code is None:
+                proctree.kill_all(proctree.descendants(host.process.pid, table))
+                proctree.kill_all([host.process.pid])
+        proctree.kill_all(proctree.processes_with_token(self.token))
+
+    def _sweep(self, timeout: float = 5.0) -> int:
+        """Kill whatever still carries the job's token; returns how many there were."""
+        if not proctree.available():
+            return 0
+        deadline = time.monotonic() + timeout
+        killed: set[int] = set()
+        while time.monotonic() < deadline:
+            left = proctree.processes_with_token(self.token)
+            if not left:
+                break
+            killed.update(left)
+            proctree.kill_all(left)
+            time.sleep(0.05)
+        if killed:
+            self.log.note(f"killed {len(killed)} leftover process(es) of the job")
+        return len(killed)

@@ -1,0 +1,287 @@
+"""Real SageMaker training jobs, submitted through the SageMaker Python SDK 2.x estimators.
+
+``launch(plan)`` ships the code once per distinct content: the bundle's content digest names
+the S3 object (``s3://<bucket>/smdist/source/<digest>/sourcedir.tar.gz``), a HeadObject finds
+it already there, and only new code is packed and uploaded. The estimator is handed that S3
+tarball, so the SDK uploads nothing itself. ``dry_run(plan)`` shows the CreateTrainingJob
+request that would be sent, with no AWS call.
+
+Options (``fit(..., backend="sagemaker", options={...})`` or ``launch(plan, **options)``):
+``bucket`` (else ``SMDIST_BUCKET``, else the SDK's default bucket), ``role`` (else the spec's,
+else ``SMDIST_ROLE``), ``region`` (else the spec's, else the AWS configuration),
+``boto_session``, ``poll_seconds``.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from smdist import packaging
+from smdist.backends import sagemaker_request as request_
+from smdist.backends import sagemaker_sdk as sdk
+from smdist.backends.job_names import unique_job_name
+from smdist.backends.sagemaker_job import DEFAULT_POLL_SECONDS, SageMakerJob, attach
+from smdist.errors import Problem, SpecError
+from smdist.planning import Plan
+from smdist.planning import plan as make_plan
+
+BUCKET_VARIABLE = "SMDIST_BUCKET"
+ROLE_VARIABLE = "SMDIST_ROLE"
+_NAME_ATTEMPTS = 3
+
+
+@dataclass(frozen=True)
+class SourceUpload:
+    """The code's place in S3 and what it cost to put it there."""
+
+    uri: str
+    digest: str
+    uploaded_bytes: int  # 0 when the same content was already there
+    files: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class DryRun:
+    """What ``launch`` would do: the request, the code it would ship and where."""
+
+    request: dict[str, Any]
+    files: list[str]
+    source_uri: str
+    content_digest: str
+    estimator: str
+    warnings: list[str]
+    excluded_secrets: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "estimator": self.estimator,
+            "source_uri": self.source_uri,
+            "content_digest": self.content_digest,
+            "files": self.files,
+            "excluded_secrets": self.excluded_secrets,
+            "warnings": self.warnings,
+            "CreateTrainingJob": self.request,
+        }
+
+
+# ---- resolution of the account-specific parts --------------------------------------------------
+def _role(plan: Plan, role: str | None) -> str | None:
+    return plan.spec.role or role or os.environ.get(ROLE_VARIABLE) or None
+
+
+def _require_role(plan: Plan, role: str | None) -> str:
+    resolved = _role(plan, role)
+    if resolved:
+        return resolved
+    try:  # inside SageMaker notebooks and Studio the execution role is known
+        sdk.import_sagemaker()
+        from sagemaker import get_execution_role
+
+        with sdk.contained():
+            return get_execution_role()
+    except Exception:  # noqa: BLE001 - any failure means: not in a SageMaker notebook
+        raise SpecError(
+            [
+                Problem(
+                    "role",
+                    "no IAM role for the job: set `role:` in the job file, pass --role, or "
+                    f"export {ROLE_VARIABLE}",
+                    valid="arn:aws:iam::<account>:role/<SageMaker execution role>",
+                )
+            ]
+        ) from None
+
+
+def _resolved_spec(plan: Plan, role: str, region: str):
+    return plan.spec.model_copy(update={"role": role, "region": region})
+
+
+def _output_kms_key(plan: Plan) -> str | None:
+    return plan.estimator_kwargs.get("output_kms_key")
+
+
+# ---- code upload ----------------------------------------------------------------------------
+def upload_source(
+    boto_session: Any,
+    bucket: str,
+    entries: list[tuple[Path, str]],
+    kms_key: str | None = None,
+) -> SourceUpload:
+    """Put the bundle at its content-addressed key unless an object is already there."""
+    from botocore.exceptions import ClientError
+
+    digest = packaging.content_digest(entries)
+    uri = request_.source_uri(bucket, digest)
+    key = uri[len(f"s3://{bucket}/") :]
+    files = [arcname for _, arcname in entries]
+    s3 = boto_session.client("s3")
+    try:
+        s3.head_object(Bucket=bucket, Key=key)
+        return SourceUpload(uri, digest, 0, files)
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") not in ("404", "NoSuchKey", "NotFound"):
+            raise
+    extra: dict[str, Any] = {
+        "ContentType": "application/gzip",
+        "Metadata": {"smdist-digest": digest},
+    }
+    if kms_key:
+        extra.update(ServerSideEncryption="aws:kms", SSEKMSKeyId=kms_key)
+    with tempfile.TemporaryDirectory(prefix="smdist-pack-") as tmp:
+        tarball = Path(tmp) / request_.TARBALL
+        packaging.write_tarball(entries, tarball)
+        size = tarball.stat().st_size
+        s3.upload_file(str(tarball), bucket, key, ExtraArgs=extra)
+    return SourceUpload(uri, digest, size, files)
+
+
+# ---- the estimator ------------------------------------------------------------------------------
+def estimator_kwargs(plan: Plan, code_uri: str) -> dict[str, Any]:
+    """The Plan's estimator arguments with the code already in S3 and the backend's own."""
+    kwargs = dict(plan.estimator_kwargs)
+    kwargs["source_dir"] = code_uri
+    kwargs.update(request_.BACKEND_ESTIMATOR_KWARGS)
+    return kwargs
+
+
+def training_inputs(plan: Plan) -> dict[str, Any] | None:
+    if not plan.spec.inputs:
+        return None
+    from sagemaker.inputs import TrainingInput
+
+    return {
+        name: TrainingInput(
+            channel.uri, distribution=channel.distribution, input_mode=channel.input_mode
+        )
+        for name, channel in plan.spec.inputs.items()
+    }
+
+
+def _name_taken(exc: Exception) -> bool:
+    response = getattr(exc, "response", None) or {}
+    code = response.get("Error", {}).get("Code", "")
+    return code in ("ResourceInUse", "ResourceInUseException") or "already exists" in str(exc)
+
+
+def launch(
+    plan: Plan,
+    *,
+    bucket: str | None = None,
+    role: str | None = None,
+    region: str | None = None,
+    boto_session: Any = None,
+    poll_seconds: float = DEFAULT_POLL_SECONDS,
+) -> SageMakerJob:
+    """Upload the code if it is new, create the training job, return it (not waiting)."""
+    spec = plan.spec
+    request_.check_cloud_spec(spec)
+    entries = packaging.bundle(plan)  # bad source_dir / entry point fails before any AWS call
+    boto = sdk.boto_session(region or spec.region, boto_session)
+    job_role = _require_role(plan, role)
+    session = sdk.sagemaker_session(boto, bucket or os.environ.get(BUCKET_VARIABLE))
+    with sdk.contained():
+        job_bucket = session.default_bucket()
+    upload = upload_source(boto, job_bucket, entries, _output_kms_key(plan))
+    resolved = _resolved_spec(plan, job_role, boto.region_name)
+    estimator_class = sdk.estimator_class(plan.estimator)
+
+    for attempt in range(_NAME_ATTEMPTS):
+        name = unique_job_name(spec.name)
+        job_plan = make_plan(
+            resolved,
+            job_name=name,
+            submit_directory=request_.submit_directory(spec, upload.uri),
+            bucket=job_bucket,
+        )
+        with sdk.contained():
+            estimator = estimator_class(
+                sagemaker_session=session, **estimator_kwargs(job_plan, upload.uri)
+            )
+            try:
+                estimator.fit(training_inputs(job_plan), job_name=name, wait=False, logs=False)
+            except Exception as exc:
+                if _name_taken(exc) and attempt + 1 < _NAME_ATTEMPTS:
+                    continue
+                raise
+        return SageMakerJob(
+            name,
+            boto,
+            plan=job_plan,
+            poll_seconds=poll_seconds,
+            source_uri=upload.uri,
+            uploaded_bytes=upload.uploaded_bytes,
+        )
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def dry_run(
+    plan: Plan,
+    *,
+    bucket: str | None = None,
+    role: str | None = None,
+    region: str | None = None,
+    job_name: str | None = None,
+    **_ignored: Any,
+) -> DryRun:
+    """The request ``launch`` would send, with no AWS call and no credentials needed."""
+    spec = plan.spec
+    request_.check_cloud_spec(spec)
+    entries = packaging.bundle(plan)
+    digest = packaging.content_digest(entries)
+    job_bucket = bucket or os.environ.get(BUCKET_VARIABLE) or "<default bucket>"
+    job_region = (
+        region
+        or spec.region
+        or os.environ.get("AWS_REGION")
+        or os.environ.get("AWS_DEFAULT_REGION")
+        or "<region>"
+    )
+    code_uri = request_.source_uri(job_bucket, digest)
+    job_role = _role(plan, role) or "<role>"
+    resolved = spec.model_copy(
+        update={
+            "role": _role(plan, role),
+            "region": None if job_region == "<region>" else job_region,
+        }
+    )
+    name = job_name or unique_job_name(spec.name)
+    job_plan = make_plan(
+        resolved,
+        job_name=name,
+        submit_directory=request_.submit_directory(spec, code_uri),
+        bucket=job_bucket,
+    )
+    image = request_.training_image(job_plan, job_region)
+    request = request_.create_training_job_request(
+        job_plan, image=image, code_uri=code_uri, bucket=job_bucket
+    )
+    request["RoleArn"] = job_role
+    return DryRun(
+        request=request,
+        files=[arcname for _, arcname in entries],
+        source_uri=code_uri,
+        content_digest=digest,
+        estimator=plan.estimator,
+        warnings=[str(w) for w in job_plan.warnings],
+        excluded_secrets=packaging.excluded_secrets(Path(spec.code.source_dir))
+        if spec.code.source_dir
+        else [],
+    )
+
+
+def attach_job(
+    name: str,
+    *,
+    region: str | None = None,
+    boto_session: Any = None,
+    poll_seconds: float = DEFAULT_POLL_SECONDS,
+) -> SageMakerJob:
+    """A job submitted earlier (by anyone), by name: ``smdist status|logs|stop NAME``."""
+    return attach(name, sdk.boto_session(region, boto_session), poll_seconds=poll_seconds)
+
+
+__all__ = ["DryRun", "SageMakerJob", "SourceUpload", "attach_job", "dry_run", "launch"]

@@ -1,0 +1,205 @@
+"""The CreateTrainingJob request a Plan becomes, derived without calling AWS.
+
+``smdist submit --dry-run`` prints this request; the tests check it against the request the
+SageMaker SDK actually sends for the same Plan. Both read the Plan's ``estimator_kwargs`` and
+``wire_hyperparameters``, so what a user is shown is what runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from smdist.errors import Problem, SpecError
+from smdist.planning import Plan
+from smdist.spec import JobSpec
+
+SOURCE_PREFIX = "smdist/source"
+TARBALL = "sourcedir.tar.gz"
+CODE_CHANNEL = "code"
+# With network isolation the container cannot reach S3: SageMaker mounts the code as a channel.
+ISOLATED_SUBMIT_DIRECTORY = f"/opt/ml/input/data/{CODE_CHANNEL}/{TARBALL}"
+DEFAULT_VOLUME_GB = 30  # the SDK's volume_size default
+# Estimator arguments the backend adds to every job. The SDK's profiler and debugger hooks
+# would add S3 output and an smdebug hook to the training process that the plan never showed;
+# metric time series are turned on explicitly because the SDK leaves them off with image_uri.
+BACKEND_ESTIMATOR_KWARGS: dict[str, Any] = {
+    "disable_profiler": True,
+    "debugger_hook_config": False,
+    "enable_sagemaker_metrics": True,
+}
+
+
+def source_uri(bucket: str, digest: str) -> str:
+    """Where a bundle with this content digest lives: one object per distinct source."""
+    return f"s3://{bucket}/{SOURCE_PREFIX}/{digest}/{TARBALL}"
+
+
+def submit_directory(spec: JobSpec, uri: str) -> str:
+    """``sagemaker_submit_directory`` as the SDK sets it for this job."""
+    return ISOLATED_SUBMIT_DIRECTORY if spec.network.isolation else uri
+
+
+def check_cloud_spec(spec: JobSpec) -> None:
+    """What a real SageMaker job cannot take although the local backends can."""
+    problems = []
+    if spec.cluster.is_local_mode:
+        problems.append(
+            Problem(
+                "cluster.instance_type",
+                "is a local-mode instance type; real SageMaker jobs need an ml.* type",
+                spec.cluster.instance_type,
+                "an ml.* instance type, or backend 'sagemaker-local'",
+            )
+        )
+    for name, channel in spec.inputs.items():
+        if not channel.uri.startswith("s3://"):
+            problems.append(
+                Problem(
+                    f"inputs.{name}.uri",
+                    "SageMaker jobs read inputs from S3; file:// works with the local backends",
+                    channel.uri,
+                    "s3://bucket/prefix",
+                )
+            )
+    if spec.output_path and not spec.output_path.startswith("s3://"):
+        problems.append(
+            Problem("output_path", "SageMaker jobs write to S3", spec.output_path, "s3://...")
+        )
+    if problems:
+        raise SpecError(problems)
+
+
+def training_image(plan: Plan, region: str) -> str:
+    """The training image the SDK picks for this plan (its image catalogue is offline data)."""
+    kwargs = plan.estimator_kwargs
+    if kwargs.get("image_uri"):
+        return kwargs["image_uri"]
+    try:
+        from smdist.backends.sagemaker_sdk import contained, import_sagemaker
+
+        import_sagemaker()
+        from sagemaker import image_uris
+
+        with contained():
+            return image_uris.get_training_image_uri(
+                region=region,
+                framework=plan.framework,
+                framework_version=kwargs.get("framework_version"),
+                py_version=kwargs.get("py_version"),
+                distribution=plan.distribution or None,
+                instance_type=plan.spec.cluster.instance_type,
+            )
+    except SpecError:  # the SDK is not installed: show what is known
+        pass
+    except ValueError as exc:  # the SDK has no image for this combination
+        raise SpecError(
+            [
+                Problem(
+                    "code.framework_version",
+                    f"the SageMaker SDK has no {plan.framework} training image for this job: {exc}",
+                    kwargs.get("framework_version"),
+                    "a version the SDK lists, or code.image_uri",
+                )
+            ]
+        ) from None
+    return (
+        f"<{plan.framework} {kwargs.get('framework_version')} {kwargs.get('py_version')} "
+        f"training image for {plan.spec.cluster.instance_type} in {region}>"
+    )
+
+
+def input_data_config(spec: JobSpec, code_uri: str) -> list[dict[str, Any]]:
+    channels = []
+    for name, channel in spec.inputs.items():
+        entry: dict[str, Any] = {
+            "DataSource": {
+                "S3DataSource": {
+                    "S3DataType": "S3Prefix",
+                    "S3Uri": channel.uri,
+                    "S3DataDistributionType": channel.distribution,
+                }
+            },
+            "ChannelName": name,
+        }
+        if channel.input_mode:
+            entry["InputMode"] = channel.input_mode
+        channels.append(entry)
+    if spec.network.isolation:
+        channels.append(
+            {
+                "DataSource": {
+                    "S3DataSource": {
+                        "S3DataType": "S3Prefix",
+                        "S3Uri": code_uri,
+                        "S3DataDistributionType": "FullyReplicated",
+                    }
+                },
+                "ChannelName": CODE_CHANNEL,
+            }
+        )
+    return channels
+
+
+def create_training_job_request(
+    plan: Plan, *, image: str, code_uri: str, bucket: str
+) -> dict[str, Any]:
+    """The CreateTrainingJob parameters for ``plan`` (a plan made with the job's name)."""
+    spec, kwargs = plan.spec, plan.estimator_kwargs
+    algorithm: dict[str, Any] = {"TrainingInputMode": "File", "TrainingImage": image}
+    if kwargs.get("metric_definitions"):
+        algorithm["MetricDefinitions"] = kwargs["metric_definitions"]
+    algorithm["EnableSageMakerMetricsTimeSeries"] = True
+
+    output: dict[str, Any] = {"S3OutputPath": kwargs.get("output_path") or f"s3://{bucket}/"}
+    if kwargs.get("output_kms_key"):
+        output["KmsKeyId"] = kwargs["output_kms_key"]
+
+    resources: dict[str, Any] = {
+        "VolumeSizeInGB": DEFAULT_VOLUME_GB,
+        "InstanceCount": kwargs["instance_count"],
+        "InstanceType": kwargs["instance_type"],
+    }
+    if kwargs.get("volume_kms_key"):
+        resources["VolumeKmsKeyId"] = kwargs["volume_kms_key"]
+    if kwargs.get("keep_alive_period_in_seconds"):
+        resources["KeepAlivePeriodInSeconds"] = kwargs["keep_alive_period_in_seconds"]
+
+    stopping: dict[str, Any] = {"MaxRuntimeInSeconds": kwargs["max_run"]}
+    if kwargs.get("max_wait"):
+        stopping["MaxWaitTimeInSeconds"] = kwargs["max_wait"]
+
+    request: dict[str, Any] = {
+        "TrainingJobName": plan.job_name,
+        "AlgorithmSpecification": algorithm,
+        "RoleArn": kwargs.get("role") or "<role>",
+        "OutputDataConfig": output,
+        "ResourceConfig": resources,
+        "StoppingCondition": stopping,
+        "HyperParameters": dict(plan.wire_hyperparameters),
+    }
+    channels = input_data_config(spec, code_uri)
+    if channels:
+        request["InputDataConfig"] = channels
+    if kwargs.get("environment"):
+        request["Environment"] = dict(kwargs["environment"])
+    if kwargs.get("tags"):
+        request["Tags"] = list(kwargs["tags"])
+    if kwargs.get("subnets"):
+        request["VpcConfig"] = {
+            "Subnets": list(kwargs["subnets"]),
+            "SecurityGroupIds": list(kwargs.get("security_group_ids") or []),
+        }
+    for flag, key in (
+        ("enable_network_isolation", "EnableNetworkIsolation"),
+        ("encrypt_inter_container_traffic", "EnableInterContainerTrafficEncryption"),
+        ("use_spot_instances", "EnableManagedSpotTraining"),
+    ):
+        if kwargs.get(flag):
+            request[key] = True
+    if kwargs.get("checkpoint_s3_uri"):
+        request["CheckpointConfig"] = {
+            "S3Uri": kwargs["checkpoint_s3_uri"],
+            "LocalPath": kwargs.get("checkpoint_local_path") or "/opt/ml/checkpoints",
+        }
+    request["ProfilerConfig"] = {"DisableProfiler": True}
+    return request

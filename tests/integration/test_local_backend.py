@@ -1,0 +1,389 @@
+"""The local backend end to end: every strategy through ``smdist run``, scripts written for
+plain torchrun and for SageMaker running unchanged, the Python API, inputs and outputs.
+
+Every run is a real ``smdist`` process (or ``smdist.fit``) with real frameworks, emulated hosts
+and a timeout; after each one the process table is searched for anything the job left behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tarfile
+import textwrap
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = REPO / "examples"
+PYTHON = sys.executable
+_FOREIGN = ("SM_", "SMDIST_", "TF_CONFIG", "HOROVOD_", "OMPI_", "PMIX_", "NSS_WRAPPER", "TORCHELASTIC")
+_CHECKSUM = re.compile(r"rank=(\d+) weights_checksum=([0-9a-f]+)")
+# Small runs: every strategy trains a few steps.
+SMALL = ["-H", "epochs=1", "-H", "max_steps=6", "-H", "samples=256", "-H", "log_every=3",
+         "-H", "batch_size=16"]  # fmt: skip
+
+pytestmark = pytest.mark.integration
+
+
+# ---- helpers shared with test_local_faults.py ----------------------------------------------
+def clean_environ(extra: dict[str, str] | None = None) -> dict[str, str]:
+    environ = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(_FOREIGN) and name not in ("RANK", "WORLD_SIZE", "LD_PRELOAD")
+    }
+    environ["PATH"] = f"{Path(PYTHON).parent}{os.pathsep}{environ.get('PATH', '')}"
+    environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
+    environ.update(extra or {})
+    return environ
+
+
+def leftover_processes(marker: str) -> list[str]:
+    """Live processes whose environment mentions ``marker`` (a test's own directory)."""
+    wanted = marker.encode()
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            stat = Path(f"/proc/{name}/stat").read_bytes()
+            if stat[stat.rfind(b")") + 2 :].startswith(b"Z"):
+                continue
+            if wanted in Path(f"/proc/{name}/environ").read_bytes():
+                command = Path(f"/proc/{name}/cmdline").read_bytes().replace(b"\0", b" ")
+                found.append(f"{name}: {command.decode(errors='replace')[:200]}")
+        except OSError:
+            continue
+    return found
+
+
+def assert_nothing_left(marker: Path, wait: float = 10.0) -> None:
+    deadline = time.monotonic() + wait
+    left = leftover_processes(str(marker))
+    while left and time.monotonic() < deadline:
+        time.sleep(0.2)
+        left = leftover_processes(str(marker))
+    assert not left, "processes outlived the job:\n" + "\n".join(left)
+
+
+@dataclass
+class Run:
+    returncode: int
+    output: str
+    root: Path
+
+    def job_dirs(self) -> list[Path]:
+        return sorted((self.root / "jobs").iterdir())
+
+    def job_dir(self) -> Path:
+        return self.job_dirs()[-1]
+
+
+def smdist_run(
+    job: Path, tmp_path: Path, *args: str, timeout: float = 300, start_only: bool = False
+):
+    """``smdist run job --root tmp/.smdist args``; returns a Run (or the Popen with start_only)."""
+    root = tmp_path / ".smdist"
+    log = tmp_path / f"smdist-run-{time.monotonic_ns()}.log"
+    command = [PYTHON, "-m", "smdist.cli", "run", str(job), "--root", str(root), *args]
+    with open(log, "wb") as handle:
+        process = subprocess.Popen(
+            command,
+            cwd=tmp_path,
+            env=clean_environ(),
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    if start_only:
+        return process, log
+    return finish(process, log, root, timeout)
+
+
+def finish(process: subprocess.Popen, log: Path, root: Path, timeout: float) -> Run:
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)
+        raise AssertionError(f"smdist run outlived {timeout} s:\n{log.read_text()}") from None
+    return Run(process.returncode, log.read_text(errors="replace"), root)
+
+
+def checksums(output: str) -> dict[int, str]:
+    return {int(rank): digest for rank, digest in _CHECKSUM.findall(output)}
+
+
+def tar_names(path: Path) -> list[str]:
+    with tarfile.open(path) as tar:
+        return tar.getnames()
+
+
+# ---- every strategy, two topologies ---------------------------------------------------------
+TORCH = [pytest.mark.torch]
+STRATEGIES = [
+    pytest.param("pytorch_ddp", marks=TORCH, id="ddp-torchrun-launcher"),
+    pytest.param("pytorch_ddp_torch_distributed", marks=TORCH, id="ddp-torch_distributed"),
+    pytest.param("sddp", marks=TORCH, id="sddp"),
+    pytest.param("smp_v1", marks=TORCH, id="smp-v1"),
+    pytest.param("smp_v2", marks=TORCH, id="smp-v2"),
+    pytest.param("horovod_pytorch", marks=[*TORCH, pytest.mark.horovod], id="horovod-pytorch"),
+    pytest.param("horovod_tensorflow", marks=[pytest.mark.tf, pytest.mark.horovod],
+                 id="horovod-tensorflow"),  # fmt: skip
+    pytest.param("mwms", marks=pytest.mark.tf, id="mwms"),
+]
+TOPOLOGIES = [pytest.param(2, 1, id="2hostsx1"), pytest.param(1, 2, id="1hostx2")]
+
+
+@pytest.mark.parametrize(("hosts", "per_host"), TOPOLOGIES)
+@pytest.mark.parametrize("example", STRATEGIES)
+def test_every_strategy_runs_end_to_end(example, hosts, per_host, tmp_path):
+    run = smdist_run(
+        EXAMPLES / f"{example}.yaml",
+        tmp_path,
+        "--hosts", str(hosts), "--processes-per-host", str(per_host), *SMALL,
+    )  # fmt: skip
+    assert run.returncode == 0, run.output
+    # MultiWorkerMirroredStrategy runs one worker per host, whatever was asked.
+    world = hosts * (1 if example == "mwms" else per_host)
+    found = checksums(run.output)
+    assert sorted(found) == list(range(world)), run.output
+    assert len(set(found.values())) == 1, f"replicas diverged: {found}"
+    assert "[metrics] step=" in run.output
+    assert f"algo-{hosts} " in run.output  # lines are labelled by their host
+    model = run.job_dir() / "output" / "model.tar.gz"
+    assert [n for n in tar_names(model) if n != "."], "model.tar.gz is empty"
+    assert_nothing_left(tmp_path)
+
+
+# ---- scripts written for SageMaker or for torchrun run unchanged ----------------------------
+SAGEMAKER_SCRIPT = '''
+    """Written for SageMaker: SM_* variables, /opt/ml paths, hosts by name, argparse flags."""
+    import argparse, json, os, socket, sys, time
+    from pathlib import Path
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int)
+    parser.add_argument("--use_amp")
+    parser.add_argument("--layers")
+    parser.add_argument("--opts")
+    parser.add_argument("--name")
+    args, _ = parser.parse_known_args()
+    hosts = json.loads(os.environ["SM_HOSTS"])
+    me = os.environ["SM_CURRENT_HOST"]
+    channel = Path(os.environ["SM_CHANNEL_TRAIN"])
+    mine = {
+        "host": me,
+        "files": sorted(p.name for p in channel.iterdir()),
+        "argv": sys.argv[1:],
+        "hp_layers": os.environ["SM_HP_LAYERS"],
+        "hps": json.loads(os.environ["SM_HPS"]),
+        "args": vars(args),
+    }
+    if me == hosts[0]:
+        server = socket.create_server((hosts[0], args.port))
+        server.settimeout(60)
+        reports = [mine]
+        for _ in hosts[1:]:
+            connection, _ = server.accept()
+            reports.append(json.loads(connection.makefile().readline()))
+        out = Path(os.environ["SM_OUTPUT_DATA_DIR"]) / "reports.json"
+        out.write_text(json.dumps(reports))
+        (Path(os.environ["SM_MODEL_DIR"]) / "model.txt").write_text("trained")
+    else:
+        for _ in range(100):
+            try:
+                connection = socket.create_connection((hosts[0], args.port), timeout=5)
+                break
+            except OSError:
+                time.sleep(0.2)
+        connection.sendall((json.dumps(mine) + "\\n").encode())
+    print(f"{me} done", flush=True)
+'''
+
+
+@pytest.mark.torch
+def test_a_script_written_for_sagemaker_runs_unchanged(tmp_path):
+    from test_local_backend_ports import free_port
+
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "train.py").write_text(textwrap.dedent(SAGEMAKER_SCRIPT))
+    data = tmp_path / "data"
+    data.mkdir()
+    for index in range(5):
+        (data / f"part-{index}.csv").write_text(f"{index}\n")
+    job = tmp_path / "job.yaml"
+    job.write_text(
+        textwrap.dedent(
+            f"""
+            name: sagemaker-script
+            strategy: {{kind: pytorch_ddp, processes_per_host: 1}}
+            cluster: {{instance_type: ml.c5.xlarge, instance_count: 2}}
+            code: {{source_dir: src, entry_point: train.py}}
+            inputs:
+              train: {{uri: "file://{data}", distribution: ShardedByS3Key}}
+            hyperparameters:
+              port: {free_port()}
+              use_amp: true
+              layers: [64, 32]
+              opts: {{b: 2, a: x}}
+              name: run one
+            """
+        )
+    )
+    run = smdist_run(job, tmp_path)
+    assert run.returncode == 0, run.output
+    output = run.job_dir() / "output" / "output.tar.gz"
+    with tarfile.open(output) as tar:
+        reports = {r["host"]: r for r in json.load(tar.extractfile("reports.json"))}
+    assert sorted(reports) == ["algo-1", "algo-2"]
+    # ShardedByS3Key: each host gets its own share, together all of them.
+    files = [reports[h]["files"] for h in ("algo-1", "algo-2")]
+    assert not set(files[0]) & set(files[1])
+    assert sorted(files[0] + files[1]) == [f"part-{i}.csv" for i in range(5)]
+    # Delivered as the container delivers them: str() of the JSON-decoded value.
+    report = reports["algo-2"]
+    assert report["args"]["use_amp"] == "True"
+    assert report["args"]["layers"] == "[64, 32]"
+    assert report["args"]["opts"] == "a=x,b=2"
+    assert report["args"]["name"] == "run one"
+    assert report["hp_layers"] == "[64,32]"
+    assert report["hps"]["opts"] == {"a": "x", "b": 2}
+    assert "trained" in (run.job_dir() / "hosts" / "algo-1" / "model" / "model.txt").read_text()
+    assert_nothing_left(tmp_path)
+
+
+TORCHRUN_SCRIPT = """
+    import os
+    import torch
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo")
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    assert dist.get_rank() == rank and dist.get_world_size() == world
+    total = torch.tensor([float(rank + 1)])
+    dist.all_reduce(total)
+    print(f"torchrun-script rank={rank} local_rank={os.environ['LOCAL_RANK']} "
+          f"world={world} sum={int(total.item())}", flush=True)
+    dist.destroy_process_group()
+"""
+
+
+@pytest.mark.torch
+def test_a_script_written_for_torchrun_runs_unchanged_and_jobs_do_not_collide(tmp_path):
+    import smdist
+
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "train.py").write_text(textwrap.dedent(TORCHRUN_SCRIPT))
+    common = {"code": {"source_dir": str(source), "entry_point": "train.py"}}
+    launcher_mode = smdist.JobSpec.from_dict(
+        {
+            "name": "torchrun-script",
+            "strategy": {"kind": "pytorch_ddp", "processes_per_host": 1},
+            "cluster": {"instance_type": "ml.c5.xlarge", "instance_count": 2},
+            **common,
+        }
+    )
+    sagemaker_mode = smdist.JobSpec.from_dict(
+        {
+            "name": "torchrun-script-td",
+            "strategy": {"kind": "pytorch_ddp", "launcher": "torch_distributed"},
+            "cluster": {"instance_type": "ml.g5.12xlarge", "instance_count": 1},
+            **common,
+        }
+    )
+    root = tmp_path / ".smdist"
+    # Both at once: each job picks its own free ports.
+    jobs = [
+        smdist.fit(launcher_mode, wait=False, options={"root": root}),
+        smdist.fit(sagemaker_mode, wait=False, options={"root": root, "processes_per_host": 2}),
+    ]
+    for job in jobs:
+        assert job.wait(timeout=300) is smdist.JobStatus.COMPLETED if hasattr(
+            smdist, "JobStatus"
+        ) else job.wait(timeout=300).value == "Completed", "\n".join(job.logs())
+        lines = [line for line in job.logs() if "torchrun-script rank=" in line]
+        assert len(lines) == 2, "\n".join(job.logs())
+        assert all("world=2 sum=3" in line for line in lines)
+    assert_nothing_left(tmp_path)
+
+
+# ---- the Python API -------------------------------------------------------------------------
+@pytest.mark.torch
+def test_fit_runs_locally_by_default_and_returns_a_finished_job(tmp_path, capsys):
+    import smdist
+    from smdist.backends import JobStatus
+
+    spec = smdist.load(EXAMPLES / "pytorch_ddp.yaml")
+    spec = spec.model_copy(
+        update={"hyperparameters": {"epochs": 1, "max_steps": 4, "samples": 128, "log_every": 2},
+                "output_path": (tmp_path / "artifacts").as_uri()}
+    )  # fmt: skip
+    job = smdist.fit(spec, options={"root": tmp_path / ".smdist", "hosts": 1})
+    assert job.backend == "local"
+    assert job.status is JobStatus.COMPLETED, job.failure_reason
+    assert job.failure_reason is None
+    # output_path file://: <output_path>/<job name>/output/model.tar.gz, as SageMaker lays it out.
+    expected = tmp_path / "artifacts" / job.name / "output" / "model.tar.gz"
+    assert job.model_artifacts == expected.as_uri()
+    assert "model.pt" in tar_names(expected)
+    lines = list(job.logs())
+    assert any(line.startswith("algo-1") and "[metrics]" in line for line in lines)
+    assert "[metrics]" in capsys.readouterr().out  # wait(logs=True) showed the live stream
+    assert_nothing_left(tmp_path)
+
+
+@pytest.mark.torch
+def test_s3_inputs_are_downloaded_with_boto3(tmp_path, monkeypatch):
+    moto = pytest.importorskip("moto")
+    import boto3
+
+    import smdist
+
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-west-2",
+    }.items():
+        monkeypatch.setenv(name, value)
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "train.py").write_text(
+        "import os, pathlib\n"
+        "files = sorted(p.name for p in pathlib.Path(os.environ['SM_CHANNEL_TRAIN']).rglob('*'))\n"
+        "print('channel files:', ','.join(files), flush=True)\n"
+    )
+    with moto.mock_aws():
+        s3 = boto3.client("s3", region_name="us-west-2")
+        s3.create_bucket(
+            Bucket="data-bucket", CreateBucketConfiguration={"LocationConstraint": "us-west-2"}
+        )
+        for key in ("train/a.csv", "train/sub/b.csv", "other/c.csv"):
+            s3.put_object(Bucket="data-bucket", Key=key, Body=b"1\n")
+        job = smdist.fit(
+            name="s3-input",
+            strategy={"kind": "pytorch_ddp", "processes_per_host": 1},
+            cluster={"instance_type": "ml.c5.xlarge", "instance_count": 1},
+            code={"source_dir": str(source), "entry_point": "train.py"},
+            inputs={"train": "s3://data-bucket/train"},
+            options={"root": tmp_path / ".smdist"},
+            logs=False,
+        )
+    assert job.status.value == "Completed", "\n".join(job.logs())
+    assert any("channel files: a.csv,b.csv,sub" in line for line in job.logs())
+
+
+def test_an_invalid_override_exits_2(tmp_path):
+    run = smdist_run(EXAMPLES / "pytorch_ddp.yaml", tmp_path, "--set", "epochs", timeout=120)
+    assert run.returncode == 2, run.output
+    assert "name=value" in run.output

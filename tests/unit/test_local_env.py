@@ -1,0 +1,286 @@
+"""The local backend's pure parts: the container's SM_* environment, arguments, local layout,
+the ssh stand-in's rewriting, log attribution and the choice of a failure's root cause."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from smdist.backends.local_environment import (
+    HostConfig,
+    Machine,
+    command_line_arguments,
+    decode_hyperparameters,
+    input_data_config,
+    resource_config,
+    sm_variables,
+    training_environment,
+)
+from smdist.backends.local_failure import root_cause
+from smdist.backends.local_hosts import EmulatedHost, clean_environment
+from smdist.backends.local_launch import mpirun_command, program_command
+from smdist.backends.local_layout import (
+    HOROVODRUN,
+    LOCAL_COLLECTIVE_TIMEOUT,
+    MPIRUN,
+    PROCESS,
+    TORCHRUN,
+    plan_layout,
+)
+from smdist.backends.local_logs import attribute
+from smdist.backends.local_proctree import program_name
+from smdist.backends.local_ssh import rewrite, split_ssh_arguments
+from smdist.errors import SpecError
+from smdist.planning import plan
+from smdist.spec import JobSpec, load
+
+REFERENCE = Path(__file__).resolve().parents[1] / "fixtures" / "sagemaker_training_env.json"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+SCENARIOS = sorted(k for k in json.loads(REFERENCE.read_text()) if not k.startswith("_"))
+
+
+def _reference(name: str) -> dict:
+    return json.loads(REFERENCE.read_text())[name]
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_sm_variables_match_the_sagemaker_training_toolkit(scenario):
+    recorded = _reference(scenario)
+    given = recorded["inputs"]
+    base = Path("/jobs/x/hosts/algo-9")
+    config = HostConfig(
+        given["hyperparameters"],
+        resource_config(given["hosts"], given["current_host"], given["instance_type"], "lo"),
+        input_data_config(given["channels"]),
+    )
+    environment = training_environment(
+        base,
+        config,
+        Machine(num_cpus=7, num_gpus=0),
+        job_name=given["job_name"],
+        framework_module=given["framework_module"],
+    )
+    expected = {
+        name: value.replace("{base}", str(base))
+        .replace('"{num_cpus}"', "7")
+        .replace("{num_cpus}", "7")
+        for name, value in recorded["env"].items()
+    }
+    assert sm_variables(environment) == expected
+
+
+def test_arguments_are_sorted_and_built_with_str_like_the_container():
+    decoded = decode_hyperparameters(
+        {
+            "use_amp": "true",
+            "layers": "[64, 32]",
+            "opts": '{"b": 2, "a": "x"}',
+            "k": "3",
+            "name": '"run one"',
+            "raw": "not json",
+        }
+    )
+    assert command_line_arguments(decoded) == [
+        "-k", "3",
+        "--layers", "[64, 32]",
+        "--name", "run one",
+        "--opts", "a=x,b=2",
+        "--raw", "not json",
+        "--use_amp", "True",
+    ]  # fmt: skip
+
+
+def test_program_runs_as_python_script_or_through_sh():
+    assert program_command("py", "train.py", ["--a", "1"]) == ["py", "--", "train.py", "--a", "1"]
+    assert program_command("py", "train.sh", ["--a", "x y"]) == [
+        "/bin/sh",
+        "-c",
+        "./train.sh --a 'x y'",
+    ]
+
+
+# ---- layout --------------------------------------------------------------------------------
+def _plan(example: str, **changes):
+    spec = load(EXAMPLES / f"{example}.yaml")
+    if changes:
+        data = spec.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        for key, value in changes.items():
+            data[key] = {**data.get(key, {}), **value} if isinstance(value, dict) else value
+        spec = JobSpec.from_dict(data)
+    return plan(spec)
+
+
+def _layout(example: str, cpus: int = 2, gpus=(), **options):
+    return plan_layout(
+        _plan(example),
+        job_name="job-1",
+        region="us-west-2",
+        cpus=cpus,
+        gpus=list(gpus),
+        **options,
+    )
+
+
+@pytest.mark.parametrize(
+    ("example", "launcher"),
+    [
+        ("pytorch_ddp", PROCESS),
+        ("mwms", PROCESS),
+        ("pytorch_ddp_torch_distributed", TORCHRUN),
+        ("smp_v2", TORCHRUN),
+        ("smp_v1", MPIRUN),
+        ("sddp", MPIRUN),
+        ("horovod_pytorch", HOROVODRUN),
+    ],
+)
+def test_each_distribution_gets_the_launcher_its_container_uses(example, launcher):
+    assert _layout(example).launcher == launcher
+
+
+def test_processes_per_host_are_capped_by_the_cpus_and_say_so():
+    layout = _layout("sddp", cpus=4)  # 8 GPUs per host on SageMaker, 2 hosts here
+    assert layout.processes_per_host == 2
+    assert any("instead of 8" in note for note in layout.notes)
+    assert json.loads(layout.wire_hyperparameters["sagemaker_job_name"]) == "job-1"
+
+
+def test_hosts_and_processes_can_be_overridden():
+    layout = _layout("pytorch_ddp", hosts=1, processes_per_host=2)
+    assert (layout.hosts, layout.processes_per_host) == (1, 2)
+    assert json.loads(layout.wire_hyperparameters["smdist_processes_per_host"]) == 2
+
+
+def test_gpus_are_shared_out_between_the_hosts():
+    layout = _layout("pytorch_ddp_torch_distributed", gpus=["0", "1", "2", "3"])
+    assert layout.gpus_per_host == 2
+    assert layout.host_gpus == [["0", "1"], ["2", "3"]]
+    assert layout.processes_per_host == 2
+
+
+def test_gpu_settings_fall_back_to_cpu_equivalents_with_a_note():
+    spec_plan = _plan("pytorch_ddp", strategy={"backend": "nccl"})
+    layout = plan_layout(spec_plan, job_name="j", region="r", cpus=2, gpus=[])
+    assert json.loads(layout.wire_hyperparameters["smdist_backend"]) == "gloo"
+    assert any("nccl -> gloo" in note for note in layout.notes)
+    assert any("run on CPU" in note for note in layout.notes)
+
+
+def test_ready_scripts_get_a_short_collective_timeout_unless_the_spec_sets_one():
+    assert (
+        json.loads(_layout("pytorch_ddp").wire_hyperparameters["smdist_collective_timeout"])
+        == LOCAL_COLLECTIVE_TIMEOUT
+    )
+    chosen = _plan("pytorch_ddp", strategy={"collective_timeout": 7})
+    layout = plan_layout(chosen, job_name="j", region="r", cpus=2, gpus=[])
+    assert json.loads(layout.wire_hyperparameters["smdist_collective_timeout"]) == 7
+
+
+def test_smp_v1_grows_the_processes_until_the_partitions_divide_the_world():
+    layout = _layout("smp_v1", cpus=1, hosts=1)  # partitions: 2
+    assert layout.processes_per_host == 2
+    with pytest.raises(SpecError, match="multiple of the model-parallel degree 2"):
+        _layout("smp_v1", hosts=1, processes_per_host=3)
+
+
+def test_smp_v2_hybrid_shard_degree_shrinks_to_the_local_world():
+    layout = _layout("smp_v2")  # hybrid_shard_degree 8 on 16 GPUs; 2 ranks here
+    assert json.loads(layout.wire_hyperparameters["mp_parameters"])["hybrid_shard_degree"] == 2
+
+
+# ---- MPI across emulated hosts ------------------------------------------------------------
+def test_mpirun_gives_each_host_its_directory_and_the_launching_hosts_values(tmp_path):
+    layout = _layout("smp_v1")
+    hosts = [
+        EmulatedHost(f"algo-{i + 1}", i, f"127.0.0.{11 + i}", tmp_path / f"h{i}") for i in (0, 1)
+    ]
+    main_env = {
+        "SM_CURRENT_HOST": "algo-1",
+        "SM_MODEL_DIR": f"{hosts[0].base}/model",
+        "SM_USER_ARGS": '["--epochs", "1"]',
+        "PATH": "/usr/bin",
+        "OTHER": "kept by inheritance only",
+    }
+    command = mpirun_command(
+        layout, hosts, main_env, program="train.py", python="py", ssh=Path("/x/ssh"),
+        custom_mpi_options="-verbose -x NCCL_DEBUG=VERSION",
+    )  # fmt: skip
+    contexts = " ".join(command).split(" : ")
+    assert len(contexts) == 2
+    assert f"-wdir {hosts[1].code}" in contexts[1]
+    assert f"SM_MODEL_DIR={hosts[1].base}/model" in contexts[1]
+    assert "SM_CURRENT_HOST=algo-1" in contexts[1]  # SageMaker exports the launcher's value
+    assert "-x NCCL_DEBUG=VERSION" in contexts[0] and "-x NCCL_DEBUG=VERSION" in contexts[1]
+    assert "-verbose" in contexts[0] and "OTHER=" not in " ".join(command)
+    assert contexts[1].endswith("py -- train.py --epochs 1")
+
+
+def test_ssh_stand_in_reads_options_before_and_after_the_host():
+    assert split_ssh_arguments(["-o", "StrictHostKeyChecking=no", "algo-2", "date"]) == (
+        "algo-2",
+        ["date"],
+    )
+    assert split_ssh_arguments(["user@algo-1", "-p", "22", "-o", "X=1", "cd /a ; run"]) == (
+        "algo-1",
+        ["cd /a ; run"],
+    )
+
+
+def test_ssh_stand_in_rewrites_whole_directory_names_only():
+    main, other = "/j/hosts/algo-1", "/j/hosts/algo-2"
+    assert rewrite("cd /j/hosts/algo-1/code ; x=/j/hosts/algo-1", main, other) == (
+        "cd /j/hosts/algo-2/code ; x=/j/hosts/algo-2"
+    )
+    assert rewrite("/j/hosts/algo-10/code", main, other) == "/j/hosts/algo-10/code"
+
+
+def test_a_shell_environment_of_another_cluster_does_not_leak_into_hosts():
+    cleaned = clean_environment(
+        {"PATH": "/bin", "SM_HOSTS": "[]", "TF_CONFIG": "{}", "RANK": "3", "OMPI_X": "1"}
+    )
+    assert cleaned == {"PATH": "/bin"}
+
+
+# ---- logs and failures ---------------------------------------------------------------------
+def test_rank_tags_name_the_rank_and_its_host():
+    ranks = ["algo-1", "algo-1", "algo-2", "algo-2"]
+    assert attribute("[1,2]<stderr>:boom", "algo-1", "mpirun", ranks) == ("algo-2", 2, "boom")
+    assert attribute("[3]<stdout>:hi", "algo-1", "horovodrun", ranks) == ("algo-2", 3, "hi")
+    assert attribute("[1,0]<stdout>:a[1,0]<stdout>:", "algo-1", "mpirun", ranks)[2] == "a"
+    assert attribute("plain", "algo-2", None, []) == ("algo-2", None, "plain")
+
+
+def _traceback(host, rank, message, start):
+    body = ["Traceback (most recent call last):", '  File "x.py", line 1, in <module>', message]
+    return [(start + i, host, rank, line) for i, line in enumerate(body)]
+
+
+def test_root_cause_is_the_crash_not_the_peers_connection_error():
+    lines = (
+        _traceback("algo-1", None, "[rank0]: RuntimeError: Connection closed by peer", 1)
+        + _traceback("algo-2", None, "RuntimeError: boom", 10)
+        + _traceback("algo-2", None, "torch.distributed.elastic.x.ChildFailedError:", 20)
+    )
+    # The peer's error came first, but it reports a consequence.
+    lines = [(i, h, r, t.replace("[rank0]: ", "")) for i, h, r, t in lines]
+    found = root_cause(lines, ["algo-1", "algo-2"])
+    assert (found.host, found.message) == ("algo-2", "RuntimeError: boom")
+
+
+def test_root_cause_reads_torch_rank_prefixes():
+    lines = [
+        (1, "algo-2", None, "[rank3]: Traceback (most recent call last):"),
+        (2, "algo-2", None, "[rank3]:   File 'x.py', line 1"),
+        (3, "algo-2", None, "[rank3]: ValueError: bad shard"),
+    ]
+    found = root_cause(lines, ["algo-2"])
+    assert (found.rank, found.message) == (3, "ValueError: bad shard")
+
+
+def test_launcher_names_are_recognised_behind_python():
+    assert program_name(["/v/bin/python", "-m", "torch.distributed.run", "x"]) == (
+        "torch.distributed.run"
+    )
+    assert program_name(["python3", "-u", "--", "/c/launch_torchrun.py"]) == "launch_torchrun.py"
+    assert program_name(["/usr/bin/mpirun", "-np", "2"]) == "mpirun"
