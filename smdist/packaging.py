@@ -38,7 +38,12 @@ ALWAYS_EXCLUDED = (
     ".env*",
     "*.pem",
     "*.key",
-    "id_*",
+    # SSH keys by their standard names. Not a bare "id_*": that would silently drop user code
+    # such as id_mapping.py from the job.
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
     ".aws/",
     "credentials*",
     ".git/",
@@ -320,12 +325,6 @@ def pack(plan: Plan, out_dir: Path) -> Package:
     target = out_dir / TARBALL_NAME
     write_tarball(entries, target)
     return Package(target, file_sha256(target), target.stat().st_size, [a for _, a in entries])
-
-
-def read_tarball_names(path: Path) -> list[str]:
-    """The member names of a packed tarball (for checks and dry runs)."""
-    with tarfile.open(path, "r:gz") as tar:
-        return tar.getnames()
 
 
 __all__ = [

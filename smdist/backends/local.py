@@ -227,26 +227,43 @@ class LocalJob:
     def wait(
         self, timeout: float | None = None, logs: bool = False, raise_on_failure: bool = False
     ) -> JobStatus:
+        """Block until the job ends (or ``timeout``); ``logs`` shows the live log meanwhile.
+
+        Ctrl-C stops the job (a second one kills it), waits for the end, then re-raises.
+        """
         deadline = None if timeout is None else time.monotonic() + timeout
+        view = ConsoleView(self.options.console) if logs else None
+        shown = [0]
 
         def over() -> bool:
             return self._done.is_set() or (deadline is not None and time.monotonic() >= deadline)
 
         try:
-            if logs:
-                view = ConsoleView(self.options.console)
-                assert self.log is not None
-                for line in follow_log(self.log.path, over, True):
-                    view.show(line)
-            else:
-                self._done.wait(timeout)
+            self._show_until(view, shown, over, timeout)
         except KeyboardInterrupt:
-            self._stop_after_interrupt()
+            self.stop()
+            if self.log is not None and not self._done.is_set():
+                self.log.note("interrupted: stopping the job (Ctrl-C again kills it now)")
+            try:
+                self._show_until(view, shown, self._done.is_set, None)
+            except KeyboardInterrupt:
+                self.kill()
+                self._show_until(view, shown, self._done.is_set, None)
             raise
         status = self.status
         if raise_on_failure and status in (JobStatus.FAILED, JobStatus.STOPPED):
             raise JobError(self.name, status, self._failure_reason)
         return status
+
+    def _show_until(self, view, shown: list[int], finished, timeout: float | None) -> None:
+        """Print log lines (after the ``shown[0]`` already printed) until ``finished()``."""
+        if view is None or self.log is None:
+            self._done.wait(timeout)
+            return
+        for index, line in enumerate(follow_log(self.log.path, finished, True)):
+            if index >= shown[0]:
+                view.show(line)
+                shown[0] = index + 1
 
     def stop(self) -> None:
         """Stop as SageMaker does (SIGTERM, SIGKILL after ``grace``); returns at once."""
@@ -274,16 +291,6 @@ class LocalJob:
 
     def __repr__(self) -> str:
         return f"LocalJob(name={self.name!r}, status={self.status.value})"
-
-    def _stop_after_interrupt(self) -> None:
-        self.stop()
-        if self.log is not None:
-            self.log.note("interrupted: stopping the job (press Ctrl-C again to kill it now)")
-        try:
-            self._done.wait()
-        except KeyboardInterrupt:
-            self.kill()
-            self._done.wait()
 
     # ---- prepare ------------------------------------------------------------------------
     def _prepare(self) -> None:

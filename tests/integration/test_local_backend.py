@@ -11,6 +11,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import tarfile
@@ -24,7 +25,16 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
 PYTHON = sys.executable
-_FOREIGN = ("SM_", "SMDIST_", "TF_CONFIG", "HOROVOD_", "OMPI_", "PMIX_", "NSS_WRAPPER", "TORCHELASTIC")
+_FOREIGN = (
+    "SM_",
+    "SMDIST_",
+    "TF_CONFIG",
+    "HOROVOD_",
+    "OMPI_",
+    "PMIX_",
+    "NSS_WRAPPER",
+    "TORCHELASTIC",
+)
 _CHECKSUM = re.compile(r"rank=(\d+) weights_checksum=([0-9a-f]+)")
 # Small runs: every strategy trains a few steps.
 SMALL = ["-H", "epochs=1", "-H", "max_steps=6", "-H", "samples=256", "-H", "log_every=3",
@@ -118,6 +128,12 @@ def finish(process: subprocess.Popen, log: Path, root: Path, timeout: float) -> 
     return Run(process.returncode, log.read_text(errors="replace"), root)
 
 
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("", 0))
+        return sock.getsockname()[1]
+
+
 def checksums(output: str) -> dict[int, str]:
     return {int(rank): digest for rank, digest in _CHECKSUM.findall(output)}
 
@@ -136,8 +152,9 @@ STRATEGIES = [
     pytest.param("smp_v1", marks=TORCH, id="smp-v1"),
     pytest.param("smp_v2", marks=TORCH, id="smp-v2"),
     pytest.param("horovod_pytorch", marks=[*TORCH, pytest.mark.horovod], id="horovod-pytorch"),
-    pytest.param("horovod_tensorflow", marks=[pytest.mark.tf, pytest.mark.horovod],
-                 id="horovod-tensorflow"),  # fmt: skip
+    pytest.param(
+        "horovod_tensorflow", marks=[pytest.mark.tf, pytest.mark.horovod], id="horovod-tensorflow"
+    ),  # fmt: skip
     pytest.param("mwms", marks=pytest.mark.tf, id="mwms"),
 ]
 TOPOLOGIES = [pytest.param(2, 1, id="2hostsx1"), pytest.param(1, 2, id="1hostx2")]
@@ -212,8 +229,6 @@ SAGEMAKER_SCRIPT = '''
 
 @pytest.mark.torch
 def test_a_script_written_for_sagemaker_runs_unchanged(tmp_path):
-    from test_local_backend_ports import free_port
-
     source = tmp_path / "src"
     source.mkdir()
     (source / "train.py").write_text(textwrap.dedent(SAGEMAKER_SCRIPT))
@@ -281,6 +296,7 @@ TORCHRUN_SCRIPT = """
 @pytest.mark.torch
 def test_a_script_written_for_torchrun_runs_unchanged_and_jobs_do_not_collide(tmp_path):
     import smdist
+    from smdist.backends import JobStatus
 
     source = tmp_path / "src"
     source.mkdir()
@@ -309,9 +325,7 @@ def test_a_script_written_for_torchrun_runs_unchanged_and_jobs_do_not_collide(tm
         smdist.fit(sagemaker_mode, wait=False, options={"root": root, "processes_per_host": 2}),
     ]
     for job in jobs:
-        assert job.wait(timeout=300) is smdist.JobStatus.COMPLETED if hasattr(
-            smdist, "JobStatus"
-        ) else job.wait(timeout=300).value == "Completed", "\n".join(job.logs())
+        assert job.wait(timeout=300) is JobStatus.COMPLETED, "\n".join(job.logs())
         lines = [line for line in job.logs() if "torchrun-script rank=" in line]
         assert len(lines) == 2, "\n".join(job.logs())
         assert all("world=2 sum=3" in line for line in lines)

@@ -21,6 +21,7 @@ SECRETS = [
     "tls/private.key",
     "id_rsa",
     "keys/id_ed25519.pub",
+    "keys/id_ecdsa",
     ".aws/credentials",
     ".aws/config",
     "credentials.json",
@@ -64,6 +65,11 @@ def project(tmp_path: Path) -> Path:
 
 def test_secrets_are_never_listed(project: Path):
     assert packaging.source_files(project) == ["lib/model.py", "train.py"]
+
+
+def test_code_that_merely_starts_with_id_is_shipped(project: Path):
+    write(project, "id_mapping.py", "MAPPING = {}\n")
+    assert "id_mapping.py" in packaging.source_files(project)
 
 
 def test_negated_ignore_rule_cannot_bring_a_secret_back(project: Path):

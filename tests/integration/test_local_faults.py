@@ -1,0 +1,206 @@
+"""Faults in local jobs: nothing hangs, nothing is lost.
+
+A crashing rank, a hung rank, a silent job, max_run, a SIGTERM or Ctrl-C to smdist and smdist
+itself being killed each end the job with the right status, and then no process of the job is
+left in the process table. A stopped job leaves a checkpoint that the next run resumes from.
+Each run is bounded by a subprocess timeout; no test measures time.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from test_local_backend import assert_nothing_left, finish, smdist_run
+
+pytestmark = [pytest.mark.integration, pytest.mark.torch]
+
+CRASH = """
+    import time
+    import torch
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo")
+    rank = dist.get_rank()
+    for step in range(100000):
+        dist.all_reduce(torch.ones(1))
+        print(f"step {step} rank {rank}", flush=True)
+        if rank == 1 and step == 3:
+            raise RuntimeError("boom from rank 1")
+        time.sleep(0.05)
+"""
+
+HANG = """
+    import argparse, datetime, time
+    import torch
+    import torch.distributed as dist
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--smdist_collective_timeout", type=int, default=1800)
+    args, _ = parser.parse_known_args()
+    timeout = datetime.timedelta(seconds=args.smdist_collective_timeout)
+    dist.init_process_group("gloo", timeout=timeout)
+    print(f"rank {dist.get_rank()} joined", flush=True)
+    if dist.get_rank() == 1:
+        time.sleep(100000)  # alive, but never reaches the collective
+    dist.all_reduce(torch.ones(1))
+"""
+
+SILENT = """
+    import signal, time
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # only SIGKILL ends it
+    print("going quiet", flush=True)
+    while True:
+        time.sleep(1)
+"""
+
+MPI_CRASH = """
+    import os, time
+    rank = int(os.environ["OMPI_COMM_WORLD_RANK"])
+    print(f"rank {rank} on {os.getcwd()}", flush=True)
+    for step in range(1000):
+        time.sleep(0.1)
+        if rank == 1 and step == 5:
+            raise ValueError("rank 1 fell over")
+"""
+
+
+def custom_job(tmp_path: Path, script: str, strategy: str, cluster: str = "") -> Path:
+    source = tmp_path / "src"
+    source.mkdir(exist_ok=True)
+    (source / "train.py").write_text(textwrap.dedent(script))
+    job = tmp_path / "job.yaml"
+    job.write_text(
+        textwrap.dedent(
+            f"""
+            name: fault
+            strategy: {strategy}
+            cluster: {cluster or "{instance_type: ml.c5.xlarge, instance_count: 2}"}
+            code: {{source_dir: src, entry_point: train.py}}
+            """
+        )
+    )
+    return job
+
+
+def ddp_job(tmp_path: Path, **hyperparameters) -> Path:
+    """The ready DDP entry point, long enough to be stopped, with checkpoints kept."""
+    values = {"epochs": 100000, "samples": 256, "batch_size": 16, "log_every": 20,
+              "checkpoint_every": 50, **hyperparameters}  # fmt: skip
+    job = tmp_path / "ddp.yaml"
+    job.write_text(
+        textwrap.dedent(
+            f"""
+            name: resumable
+            strategy: {{kind: pytorch_ddp, processes_per_host: 1}}
+            cluster: {{instance_type: ml.c5.xlarge, instance_count: 2}}
+            hyperparameters: {values}
+            checkpoint: {{s3_uri: "s3://my-bucket/checkpoints/resumable"}}
+            """
+        )
+    )
+    return job
+
+
+def last_step(output: str) -> int:
+    steps = [int(s) for s in re.findall(r"\[metrics\] step=(\d+)", output)]
+    assert steps, output
+    return steps[-1]
+
+
+def test_a_crashing_rank_fails_the_job_with_its_error(tmp_path):
+    job = custom_job(tmp_path, CRASH, "{kind: pytorch_ddp, processes_per_host: 1}")
+    run = smdist_run(job, tmp_path, "--grace", "5")
+    assert run.returncode == 1, run.output
+    assert "Failed" in run.output
+    assert "ExecuteUserScriptError on algo-2 rank 1" in run.output
+    assert "RuntimeError: boom from rank 1" in run.output
+    failure = (run.job_dir() / "hosts" / "algo-2" / "output" / "failure").read_text()
+    assert "boom from rank 1" in failure
+    assert_nothing_left(tmp_path)
+
+
+def test_a_crashing_mpi_rank_is_named_with_its_host(tmp_path):
+    job = custom_job(
+        tmp_path,
+        MPI_CRASH,
+        "{kind: sdmp, version: 1, partitions: 1, processes_per_host: 1}",
+        "{instance_type: ml.p3.16xlarge, instance_count: 2}",
+    )
+    run = smdist_run(job, tmp_path, "--grace", "5")
+    assert run.returncode == 1, run.output
+    assert "on algo-2 rank 1" in run.output and "ValueError: rank 1 fell over" in run.output
+    # mpirun ran the rank in algo-2's own directory, as if it were another machine.
+    assert f"rank 1 on {run.job_dir() / 'hosts' / 'algo-2' / 'code'}" in run.output
+    assert_nothing_left(tmp_path)
+
+
+def test_a_hung_rank_fails_the_job_through_the_collective_timeout(tmp_path):
+    strategy = "{kind: pytorch_ddp, processes_per_host: 1, collective_timeout: 5}"
+    run = smdist_run(custom_job(tmp_path, HANG, strategy), tmp_path, "--grace", "5")
+    assert run.returncode == 1, run.output
+    assert "Failed" in run.output
+    assert "Timed out" in run.output and "another rank is probably hung" in run.output
+    assert_nothing_left(tmp_path)
+
+
+def test_a_silent_job_is_caught_by_the_stall_watchdog_and_killed(tmp_path):
+    job = custom_job(tmp_path, SILENT, "{kind: pytorch_ddp, processes_per_host: 1}")
+    run = smdist_run(job, tmp_path, "--stall-timeout", "5", "--grace", "2")
+    assert run.returncode == 1, run.output
+    assert "the job stalled: no output from any process for 5 s" in run.output
+    assert "going quiet" in run.output  # the last line a process printed is in the reason
+    assert_nothing_left(tmp_path)
+
+
+def test_max_run_stops_the_job_and_the_next_run_resumes_from_its_checkpoint(tmp_path):
+    job = ddp_job(tmp_path)
+    stopped = smdist_run(job, tmp_path, "--max-run", "15", "--grace", "20")
+    assert stopped.returncode == 1, stopped.output
+    assert "Stopped" in stopped.output and "MaxRuntimeExceeded" in stopped.output
+    assert "stopped by SIGTERM" in stopped.output  # the entry point checkpointed on SIGTERM
+    step = last_step(stopped.output)
+    kept = sorted((tmp_path / ".smdist" / "checkpoints" / "resumable").iterdir())
+    assert kept and kept[-1].name == f"checkpoint-{step:09d}.pt"
+    assert_nothing_left(tmp_path)
+
+    resumed = smdist_run(job, tmp_path, "-H", f"max_steps={step + 10}")
+    assert resumed.returncode == 0, resumed.output
+    assert f"resuming from checkpoint step={step}" in resumed.output
+    assert last_step(resumed.output) == step + 10
+    assert_nothing_left(tmp_path)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "ctrl-c"])
+def test_a_signal_to_smdist_stops_the_job_cleanly(signum, tmp_path):
+    process, log = smdist_run(ddp_job(tmp_path), tmp_path, "--grace", "20", start_only=True)
+    deadline = time.monotonic() + 240
+    while "[metrics]" not in log.read_text(errors="replace"):
+        assert process.poll() is None, log.read_text()
+        assert time.monotonic() < deadline, log.read_text()
+        time.sleep(0.2)
+    os.kill(process.pid, signum)
+    run = finish(process, log, tmp_path / ".smdist", timeout=120)
+    assert run.returncode == 1, run.output
+    assert "Stopped" in run.output and "stop requested" in run.output
+    assert "stopped by SIGTERM" in run.output  # the training processes checkpointed
+    assert any((tmp_path / ".smdist" / "checkpoints" / "resumable").iterdir())
+    assert_nothing_left(tmp_path)
+
+
+def test_killing_smdist_itself_leaves_no_process_behind(tmp_path):
+    process, log = smdist_run(ddp_job(tmp_path), tmp_path, "--grace", "5", start_only=True)
+    deadline = time.monotonic() + 240
+    while "[metrics]" not in log.read_text(errors="replace"):
+        assert process.poll() is None, log.read_text()
+        assert time.monotonic() < deadline, log.read_text()
+        time.sleep(0.2)
+    process.kill()  # SIGKILL: no handler runs in smdist
+    process.wait(timeout=30)
+    # The hosts' init processes notice their parent is gone and stop everything below them.
+    assert_nothing_left(tmp_path, wait=60)
