@@ -41,7 +41,6 @@ from smdist.runtime.torch_training import (
     ensure_rendezvous_env,
     exit_code,
     final_report,
-    finish_process_group,
     load_train_data,
     pick_device,
     read_latest_checkpoint,
@@ -155,7 +154,6 @@ def main(argv: list[str] | None = None, backend: str | None = None) -> int:
     report_checksum(rank, model.state_dict())
     if is_main and not result.stopped:
         save_model(model, paths.model_dir())
-    finish_process_group()
     return exit_code(result)
 
 

@@ -42,7 +42,6 @@ from smdist.runtime.torch_training import (
     choose_precision,
     exit_code,
     final_report,
-    finish_process_group,
     load_train_data,
     pick_device,
     read_latest_checkpoint,
@@ -169,10 +168,9 @@ def main(argv: list[str] | None = None) -> int:
             smp.save(state["model"], str(model_dir / "model.pt"), partial=False)
             say(f"model saved to {model_dir / 'model.pt'}")
     smp.barrier()
-    if using_stand_in(smp):  # the real library owns its process groups
-        finish_process_group()
     return exit_code(result)
 
 
 if __name__ == "__main__":
-    run_entry_point(lambda: main(sys.argv[1:]))
+    # The real library owns its process groups; the stand-in's group is left in order.
+    run_entry_point(lambda: main(sys.argv[1:]), leave_group=using_stand_in(import_smp()))

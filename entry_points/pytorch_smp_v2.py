@@ -49,7 +49,6 @@ from smdist.runtime.torch_training import (
     choose_precision,
     exit_code,
     final_report,
-    finish_process_group,
     load_train_data,
     pick_device,
     read_latest_checkpoint,
@@ -87,9 +86,14 @@ def main(argv: list[str] | None = None) -> int:
     is_main = rank == 0
     device = pick_device(int(os.environ.get("LOCAL_RANK", "0")))
     precision = choose_precision(device, args.mixed_precision, allow_fp16=False)
+    # FSDP casts parameters itself (no autocast): bf16 compute, fp32 gradient reduction.
     mp_policy = MixedPrecisionPolicy(
         param_dtype=precision.autocast_dtype, reduce_dtype=torch.float32
     )
+    dtype = precision.autocast_dtype
+    precision_text = "fp32" if dtype is None else f"{str(dtype).replace('torch.', '')} parameters"
+    if precision.tf32:
+        precision_text += ", TF32 matmuls"
 
     torch.manual_seed(args.seed)
     dataset, features, classes = load_train_data(
@@ -108,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     if is_main:
         say(
             f"pytorch_smp_v2: {world_size} processes, FSDP with hybrid_shard_degree="
-            f"{hybrid_shard_degree}, device {device.type}, {precision.describe()}, global "
+            f"{hybrid_shard_degree}, device {device.type}, {precision_text}, global "
             f"batch {args.batch_size * world_size}, learning rate "
             f"{args.learning_rate * world_size:g}"
         )
@@ -164,7 +168,6 @@ def main(argv: list[str] | None = None) -> int:
             model_dir.mkdir(parents=True, exist_ok=True)
             torch.save(weights, model_dir / "model.pt")
             say(f"model saved to {model_dir / 'model.pt'}")
-    finish_process_group()
     return exit_code(result)
 
 

@@ -29,7 +29,6 @@ import dataclasses
 import importlib.util
 import json
 import os
-import secrets
 import shlex
 import shutil
 import sys
@@ -44,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from smdist.backends import local_failure, local_proctree
 from smdist.backends.base import JobError, JobStatus
+from smdist.backends.job_names import unique_job_name
 from smdist.backends.local_artifacts import (
     has_files,
     output_location,
@@ -112,8 +112,9 @@ class LocalOptions:
                     for name in unknown
                 ]
             )
-        values = dict(options)
-        if values.get("root") is not None:
+        # None means "the default", except for stall_timeout, where it means "never".
+        values = {k: v for k, v in options.items() if v is not None or k == "stall_timeout"}
+        if "root" in values:
             values["root"] = Path(values["root"])
         for name in ("grace", "stall_timeout", "max_run"):
             value = values.get(name)
@@ -122,11 +123,6 @@ class LocalOptions:
                     [Problem(f"options.{name}", "must be a positive number of seconds", value)]
                 )
         return cls(**values)
-
-
-def unique_job_name(base: str) -> str:
-    """``<base>-YYYYmmdd-HHMMSS-xx``: the 19-character suffix every backend appends."""
-    return f"{base}-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(1)}"
 
 
 def _region(plan: Plan) -> str:
@@ -169,6 +165,26 @@ def _check_tools(layout: LocalLayout, python: str) -> None:
         raise PrepareError("Horovod jobs need horovod installed in this Python environment")
     if same_python and layout.launcher == TORCHRUN and importlib.util.find_spec("torch") is None:
         raise PrepareError("torch_distributed jobs need torch installed in this Python environment")
+
+
+def _prepare_notes(plan: Plan, layout: LocalLayout, address_names: list[str] | None) -> list[str]:
+    """What differs from SageMaker in this run, one line each."""
+    lines = [f"warning: {warning}" for warning in plan.warnings]
+    lines += [f"note: {note}" for note in layout.notes]
+    if address_names:
+        lines.append(
+            "note: libnss_wrapper is not available, so the hosts are named by their addresses "
+            f"({', '.join(address_names)}) instead of algo-1, algo-2, ...; install "
+            "libnss-wrapper for SageMaker's names"
+        )
+    if layout.launcher == HOROVODRUN:
+        lines.append("note: Horovod starts with horovodrun --gloo here (mpirun on SageMaker)")
+    if plan.source_dir and Path(plan.source_dir, "requirements.txt").is_file():
+        lines.append(
+            "note: requirements.txt is installed by the SageMaker container; locally, install "
+            "it into this environment yourself"
+        )
+    return lines
 
 
 class LocalJob:
@@ -320,25 +336,10 @@ class LocalJob:
             f"{layout.processes_per_host} process{'es' if layout.processes_per_host > 1 else ''}"
             f" emulating {spec.cluster.instance_type}; directory {self.job_dir}"
         )
-        for note in layout.notes:
-            log.note(f"[prepare] note: {note}")
+        for line in _prepare_notes(plan, layout, names.names if not names.by_name else None):
+            log.note(f"[prepare] {line}")
         if checkpoint_note:
             log.note(f"[prepare] note: {checkpoint_note}")
-        if not names.by_name:
-            log.note(
-                "[prepare] note: libnss_wrapper is not available, so the hosts are named by "
-                f"their addresses ({', '.join(names.names)}) instead of algo-1, algo-2, ...; "
-                "install libnss-wrapper for SageMaker's names"
-            )
-        if layout.launcher == HOROVODRUN:
-            log.note(
-                "[prepare] note: Horovod starts with horovodrun --gloo here (mpirun on SageMaker)"
-            )
-        if plan.source_dir and Path(plan.source_dir, "requirements.txt").is_file():
-            log.note(
-                "[prepare] note: requirements.txt is installed by the SageMaker container; "
-                "locally, install it into this environment yourself"
-            )
 
         from smdist import packaging
 
@@ -447,7 +448,7 @@ class LocalJob:
             if self._supervisor is not None:
                 self._supervisor.request_kill()
         finally:
-            self._write_record()
+            self._write_record(final=True)
             self._done.set()
             log.close()
 
@@ -508,11 +509,12 @@ class LocalJob:
             log.note(f"[upload] {main.name}'s output data -> {data.as_uri()}")
         log.note(f"[upload] done in {time.monotonic() - began:.1f} s")
 
-    def _write_record(self) -> None:
+    def _write_record(self, final: bool = False) -> None:
+        """``job.json`` in the job directory: what ``status`` and ``failure_reason`` say."""
         record = {
             "name": self.name,
             "backend": self.backend,
-            "status": (self._status if self._done.is_set() else self.status).value,
+            "status": (self._status if final else self.status).value,
             "failure_reason": self._failure_reason,
             "model_artifacts": self._model_artifacts,
             "hosts": self.host_names,

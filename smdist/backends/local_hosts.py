@@ -249,6 +249,8 @@ def host_environment(
     return environ
 
 
-def hosts_mapping(hosts: list[EmulatedHost]) -> str:
-    """host -> its /opt/ml directory, launching host first (read by the ssh stand-in)."""
-    return json.dumps({host.name: str(host.base) for host in hosts})
+def hosts_mapping(hosts: list[EmulatedHost], gpus: list[list[str]]) -> str:
+    """host -> its /opt/ml directory and GPUs, launching host first (for the ssh stand-in)."""
+    return json.dumps(
+        {host.name: {"base": str(host.base), "gpus": ",".join(gpus[host.index])} for host in hosts}
+    )

@@ -8,7 +8,10 @@
 - ``mpi`` (SMP v1) and ``smdistributed.dataparallel``: ONE ``mpirun`` on the first host
   spanning all hosts, with the container's options (``--tag-output``, ``-x`` of every
   ``SM_*`` variable, ...), plus ``--allow-run-as-root`` and ``--oversubscribe``; it reaches
-  the other hosts through the ssh stand-in (``local_ssh.py``);
+  the other hosts through the ssh stand-in (``local_ssh.py``). The ranks run ``python
+  <program>`` rather than the container's ``python -m mpi4py <program>`` (mpi4py is rarely
+  installed locally); a rank that raises still ends the job, through mpirun's
+  ``orte_abort_on_non_zero_status``;
 - ``mpi`` for Horovod: ``horovodrun --gloo`` (which works with Horovod builds without MPI)
   across the hosts, also through the ssh stand-in.
 
@@ -20,6 +23,7 @@ values.
 
 from __future__ import annotations
 
+import json
 import shlex
 import stat
 from collections.abc import Mapping
@@ -57,8 +61,6 @@ def program_command(python: str, program: str, arguments: list[str]) -> list[str
 
 
 def _script_arguments(env: Mapping[str, str]) -> list[str]:
-    import json
-
     return list(json.loads(env["SM_USER_ARGS"]))
 
 
@@ -77,7 +79,7 @@ def build_commands(
     rank_hosts = [name for name in names for _ in range(layout.processes_per_host)]
     if layout.launcher in (MPIRUN, HOROVODRUN):
         main_env = dict(environments[0])
-        main_env[HOSTS_VARIABLE] = hosts_mapping(hosts)
+        main_env[HOSTS_VARIABLE] = hosts_mapping(hosts, layout.host_gpus)
         ssh = write_ssh_stand_in(bin_dir, python)
         main_env["PATH"] = f"{bin_dir}:{main_env.get('PATH', '')}"
         if layout.launcher == MPIRUN:
@@ -155,6 +157,8 @@ def _host_exports(
     main_base = str(main.base)
     for name in sorted(main_env):
         value = main_env[name]
+        if name == HOSTS_VARIABLE:
+            continue  # the host map itself names every host's directory: it stays as it is
         if name.startswith("SM_") or main_base in value:
             exports.append(f"{name}={rewrite(value, main_base, str(host.base))}")
     exports.append(f"CUDA_VISIBLE_DEVICES={','.join(gpus)}")

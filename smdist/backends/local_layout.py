@@ -137,10 +137,11 @@ def plan_layout(
     per_host = _fit_model_parallel(plan, host_count, per_host, processes_per_host, notes)
 
     if plan.gpus_per_host and not gpus_per_host:
+        collectives = "gloo" if plan.framework == "pytorch" else "ring (gRPC)"
         notes.append(
             f"no GPU for the emulated hosts: {spec.cluster.instance_type} has "
             f"{plan.gpus_per_host} GPU{'s' if plan.gpus_per_host > 1 else ''} per host; here they "
-            "run on CPU with CPU equivalents (gloo collectives, fp32)"
+            f"run on CPU with CPU equivalents ({collectives} collectives, fp32)"
         )
     wire = _adapt_hyperparameters(
         plan, job_name, region, per_host, host_count * per_host, gpus_per_host, notes

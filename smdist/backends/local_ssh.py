@@ -5,15 +5,16 @@ directories on this machine, so this script takes ssh's place (first on PATH, an
 ``plm_rsh_agent``): it drops ssh's options, finds the host, and runs the command with
 ``/bin/sh -c`` as the remote shell would.
 
-What makes it a different host is its disk. SageMaker's launchers export the first host's
-environment (``SM_MODEL_DIR=/opt/ml/model`` ...) and working directory to every rank, and on
-each real host those paths name that host's own files. Here each host has its own directory
-standing in for ``/opt/ml``, so the first host's directory is replaced by this host's in the
-environment and in the command (``cd <dir>``, exported variables) before it runs.
+What makes it a different host is its disk and its GPUs. SageMaker's launchers export the
+first host's environment (``SM_MODEL_DIR=/opt/ml/model`` ...) and working directory to every
+rank, and on each real host those paths name that host's own files. Here each host has its own
+directory standing in for ``/opt/ml``, so the first host's directory is replaced by this host's
+in the environment and in the command (``cd <dir>``, exported variables) before it runs, and
+``CUDA_VISIBLE_DEVICES`` becomes this host's share of the machine's GPUs.
 
 Configured through the environment the launcher passes on: ``SMDIST_LOCAL_HOSTS`` (a JSON
-object host -> its /opt/ml directory; the first entry is the launching host). Any other host
-is handed to the real ssh. Standard library only.
+object host -> {"base": its /opt/ml directory, "gpus": its CUDA_VISIBLE_DEVICES}; the first
+entry is the launching host). Any other host is handed to the real ssh. Standard library only.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import sys
 
@@ -67,6 +69,14 @@ def rewrite(value: str, main_base: str, host_base: str) -> str:
     return re.sub(re.escape(main_base) + r"(?=[/\s\"':,;=]|$)", host_base, value)
 
 
+_GPU_ASSIGNMENT = re.compile(r"(?<![\w])CUDA_VISIBLE_DEVICES=(?:'[^']*'|\"[^\"]*\"|[^\s;]*)")
+
+
+def with_gpus(script: str, gpus: str) -> str:
+    """Give ``CUDA_VISIBLE_DEVICES=...`` assignments in a shell command this host's GPUs."""
+    return _GPU_ASSIGNMENT.sub(lambda _: f"CUDA_VISIBLE_DEVICES={shlex.quote(gpus)}", script)
+
+
 def _real_ssh() -> str | None:
     own = os.path.dirname(os.path.abspath(sys.argv[0]))
     path = os.pathsep.join(
@@ -79,19 +89,23 @@ def _real_ssh() -> str | None:
 
 def main(argv: list[str]) -> int:
     host, command = split_ssh_arguments(argv)
-    hosts: dict[str, str] = json.loads(os.environ.get(HOSTS_VARIABLE, "{}"))
+    hosts: dict[str, dict[str, str]] = json.loads(os.environ.get(HOSTS_VARIABLE, "{}"))
     if host not in hosts:
         real = _real_ssh()
         if real is None:
             known = ", ".join(hosts) or "none"
             raise SystemExit(f"ssh stand-in: {host!r} is not a host of this job ({known})")
         os.execv(real, [real, *argv])
-    main_base = next(iter(hosts.values()))
-    host_base = hosts[host]
-    environ = {name: rewrite(value, main_base, host_base) for name, value in os.environ.items()}
-    script = rewrite(" ".join(command), main_base, host_base) or "exec $SHELL -l"
+    main_base = next(iter(hosts.values()))["base"]
+    host_base, gpus = hosts[host]["base"], hosts[host]["gpus"]
+    environ = {
+        name: value if name == HOSTS_VARIABLE else rewrite(value, main_base, host_base)
+        for name, value in os.environ.items()
+    }
+    environ["CUDA_VISIBLE_DEVICES"] = gpus
+    script = with_gpus(rewrite(" ".join(command), main_base, host_base), gpus)
     os.chdir(os.path.join(host_base, "code") if os.path.isdir(host_base) else "/")
-    os.execve("/bin/sh", ["/bin/sh", "-c", script], environ)
+    os.execve("/bin/sh", ["/bin/sh", "-c", script or "exec $SHELL -l"], environ)
     return 127  # not reached
 
 

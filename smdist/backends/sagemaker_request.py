@@ -74,6 +74,18 @@ def training_image(plan: Plan, region: str) -> str:
     kwargs = plan.estimator_kwargs
     if kwargs.get("image_uri"):
         return kwargs["image_uri"]
+    if region.startswith("<"):
+        raise SpecError(
+            [
+                Problem(
+                    "region",
+                    "is needed to name the training image (DLC images live in each region's "
+                    "registry)",
+                    None,
+                    "region: in the job file, --region, or AWS_REGION",
+                )
+            ]
+        )
     try:
         from smdist.backends.sagemaker_sdk import contained, import_sagemaker
 

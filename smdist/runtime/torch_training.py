@@ -22,6 +22,7 @@ torch is imported inside functions: ``smdist.runtime`` must import without it.
 from __future__ import annotations
 
 import contextlib
+import gc
 import hashlib
 import os
 import sys
@@ -39,9 +40,13 @@ from smdist.runtime.stop import TERMINATED_EXIT_CODE, StopRequest
 if TYPE_CHECKING:
     import torch
 
-# Distributed ranks agree on stopping at most this many steps after SIGTERM; SageMaker allows
-# 120 s between SIGTERM and SIGKILL, and an agreement costs one tiny collective.
-STOP_CHECK_EVERY = 10
+# Ranks agree on whether to stop (SIGTERM) at steps they all know in advance: the first time
+# after FIRST_AGREEMENT_STEPS steps, then every AGREEMENT_SECONDS of training as the ranks
+# measure it (1 to MAX_AGREEMENT_INTERVAL steps). SageMaker allows 120 s between SIGTERM and
+# SIGKILL; an agreement costs one small collective, so a few seconds apart it costs nothing.
+FIRST_AGREEMENT_STEPS = 10
+AGREEMENT_SECONDS = 2.0
+MAX_AGREEMENT_INTERVAL = 1000
 CONFIG_ERROR_EXIT_CODE = 2
 FAILURE_EXIT_CODE = 1
 
@@ -94,11 +99,31 @@ def collective_timeout(seconds: int) -> Any:
     return datetime.timedelta(seconds=seconds)
 
 
-def finish_process_group() -> None:
-    """Leave the process group together: a rank tearing down gloo while a peer is still in a
-    collective can abort the peer."""
+_release_hooks: list[Callable[[], None]] = []
+
+
+def release_before_exit(hook: Callable[[], None]) -> None:
+    """Register ``hook`` to drop references to objects that hold the process group.
+
+    Stand-ins that keep a DDP-wrapped model in module state use it, so ``leave_process_group``
+    can free the model before it destroys the group.
+    """
+    _release_hooks.append(hook)
+
+
+def leave_process_group() -> None:
+    """Free what holds the process group, then leave it together with the other ranks.
+
+    Order matters with torch 2.x on gloo: a DDP reducer still alive when the group has been
+    destroyed aborts the process at interpreter exit ("terminate called without an active
+    exception"), now and then. And a rank tearing down gloo while a peer is still in a
+    collective can abort the peer, hence the barrier.
+    """
     import torch.distributed as dist
 
+    while _release_hooks:
+        _release_hooks.pop()()
+    gc.collect()
     if dist.is_available() and dist.is_initialized():
         with contextlib.suppress(Exception):
             dist.barrier()
@@ -371,10 +396,11 @@ class LoopResult:
 
 
 class RankAgreement:
-    """All-reduce of a few numbers per sync point: the window's loss and the stop flag.
+    """One small all-reduce that tells every rank the same two things.
 
-    One collective carries both, so ranks that got SIGTERM at different steps still stop at the
-    same step (a rank that stopped alone would leave its peers waiting in an all-reduce).
+    It sums ``value`` and ``count`` over the ranks (so ``value / count`` is their mean) and ORs
+    the stop flags: ranks that got SIGTERM at different steps still stop at the same step (a
+    rank that stopped alone would leave its peers waiting in an all-reduce).
     """
 
     def __init__(self, device: torch.device) -> None:
@@ -383,16 +409,10 @@ class RankAgreement:
         self.device = device
         self.distributed = dist.is_initialized() and dist.get_world_size() > 1
 
-    def __call__(self, loss_sum: torch.Tensor, count: int, stop: bool) -> tuple[float, bool]:
+    def __call__(self, value: Any, count: int, stop: bool) -> tuple[float, bool]:
         import torch
 
-        packed = torch.stack(
-            [
-                loss_sum.detach().float().to(self.device),
-                torch.tensor(float(count), device=self.device),
-                torch.tensor(float(stop), device=self.device),
-            ]
-        )
+        packed = torch.tensor([float(value), float(count), float(stop)], device=self.device)
         if self.distributed:
             import torch.distributed as dist
 
@@ -406,6 +426,32 @@ def _batches(loader: Any, skip: int) -> Iterator:
     for _ in range(skip):
         next(iterator)
     return iterator
+
+
+class _Window:
+    """The loss of the steps since the last metric line, kept where it is cheapest.
+
+    A CPU loss is read at once (free on a CPU); a GPU loss is summed on the device and read
+    only when the line is printed, so ordinary steps never wait for the GPU.
+    """
+
+    def __init__(self) -> None:
+        self.started = time.perf_counter()
+        self.steps = 0
+        self.cpu_sum = 0.0
+        self.device_sum: Any = None
+
+    def add(self, loss: Any) -> None:
+        self.steps += 1
+        if loss.is_cpu:
+            self.cpu_sum += loss.item()
+        else:
+            loss = loss.detach()
+            self.device_sum = loss if self.device_sum is None else self.device_sum + loss
+
+    def mean(self) -> float:
+        total = self.cpu_sum + (float(self.device_sum) if self.device_sum is not None else 0.0)
+        return total / self.steps if self.steps else float("nan")
 
 
 def run_training(
@@ -422,62 +468,75 @@ def run_training(
 ) -> LoopResult:
     """Train until ``epochs`` or ``max_steps``, or until SIGTERM reaches any rank.
 
-    ``train_step(batch)`` runs forward, backward and the optimizer step and returns the loss
-    (it may stay on the device: the loop reads it only at sync points, so ordinary steps never
-    wait for the GPU). ``checkpoint(step)`` is called on every rank at the same step; the callee
-    decides which rank writes. A run resumed at ``start_step`` skips the batches of the current
-    epoch that were already trained on.
+    ``train_step(batch)`` runs forward, backward and the optimizer step and returns the loss.
+    ``checkpoint(step)`` is called on every rank at the same step; the callee decides which rank
+    writes. A run resumed at ``start_step`` skips the batches of its epoch already trained on.
+
+    Metric lines (main rank, every ``log_every`` steps) report the main rank's mean loss over
+    the window, so logging needs no collective. The only collective the loop adds is
+    ``agree(value, count, stop) -> (sum(value) / sum(count), any(stop))`` over the ranks, run at
+    agreed steps a few seconds of training apart: it carries the stop flags and each rank's
+    proposal for the next interval (a CPU tensor), whose mean every rank then uses.
     """
+    import torch
+
     steps_per_epoch = len(loader)
     step = start_step
-    window_loss: torch.Tensor | None = None
-    window_steps = 0
+    window = _Window()
     last_loss = float("nan")
     last_checkpoint = start_step
     first_step_done: tuple[float, int] | None = None  # (time, step) after the warm-up step
-    window_started = time.perf_counter()
+    next_agreement = start_step + FIRST_AGREEMENT_STEPS
+    last_agreement = (time.perf_counter(), start_step)
     stopped = False
 
     def epoch_of(at_step: int) -> int:  # 1-based epoch the step belongs to
         return (max(at_step, 1) - 1) // steps_per_epoch + 1
 
+    last_step = settings.epochs * steps_per_epoch
+    if settings.max_steps:
+        last_step = min(last_step, settings.max_steps)
+
     def finished() -> bool:
-        limit = settings.epochs * steps_per_epoch
-        if settings.max_steps:
-            limit = min(limit, settings.max_steps)
-        return stopped or step >= limit
+        return stopped or step >= last_step
 
     while not finished():
         epoch = step // steps_per_epoch
         sampler.set_epoch(epoch)
         for batch in _batches(loader, step - epoch * steps_per_epoch):
-            loss = train_step(batch).detach().float()
+            window.add(train_step(batch))
             step += 1
-            window_loss = loss if window_loss is None else window_loss + loss
-            window_steps += 1
             if first_step_done is None:
                 first_step_done = (time.perf_counter(), step)
-            log_now = step % settings.log_every == 0
-            if log_now or step % STOP_CHECK_EVERY == 0:
-                mean_loss, stopped = agree(window_loss, window_steps, stop.requested)
-                if log_now:
-                    now = time.perf_counter()
-                    if is_main:
-                        seconds = max(now - window_started, 1e-9)
-                        rate = settings.global_batch * window_steps / seconds
-                        log_metrics(
-                            step=step, epoch=epoch_of(step), loss=mean_loss, samples_per_sec=rate
-                        )
-                    last_loss = mean_loss
-                    window_loss, window_steps, window_started = None, 0, now
+            if step % settings.log_every == 0:
+                last_loss = window.mean()
+                if is_main:
+                    seconds = max(time.perf_counter() - window.started, 1e-9)
+                    log_metrics(
+                        step=step,
+                        epoch=epoch_of(step),
+                        loss=last_loss,
+                        samples_per_sec=settings.global_batch * window.steps / seconds,
+                    )
+                window = _Window()
+            if step == next_agreement:
+                now = time.perf_counter()
+                step_seconds = (now - last_agreement[0]) / (step - last_agreement[1])
+                proposal = min(
+                    max(int(AGREEMENT_SECONDS / max(step_seconds, 1e-9)), 1),
+                    MAX_AGREEMENT_INTERVAL,
+                )
+                interval, stopped = agree(torch.tensor(float(proposal)), 1, stop.requested)
+                next_agreement = step + max(int(interval), 1)
+                last_agreement = (now, step)
             if finished():
                 break
             if settings.checkpoint_every and step % settings.checkpoint_every == 0:
                 checkpoint(step)
                 last_checkpoint = step
 
-    if window_loss is not None:
-        last_loss, _ = agree(window_loss, window_steps, False)
+    if window.steps:
+        last_loss = window.mean()
     if stopped and last_checkpoint != step:
         checkpoint(step)
     throughput = 0.0
@@ -510,14 +569,18 @@ def exit_code(result: LoopResult) -> int:
 # --- running a script ----------------------------------------------------------------------
 
 
-def run_entry_point(main: Callable[[], int]) -> None:
+def run_entry_point(main: Callable[[], int], leave_group: bool = True) -> None:
     """Run ``main`` and exit with its code; a failure exits non-zero with its reason.
 
-    Configuration mistakes exit 2 with one sentence; anything else prints the traceback and
-    exits 1, so the launcher (torchrun, mpirun) brings the other ranks down at once.
+    After ``main`` returns (its models are unreachable by then) the process group is left in
+    order (``leave_process_group``) unless ``leave_group`` is False, for libraries that own
+    their group. Configuration mistakes exit 2 with one sentence; anything else prints the
+    traceback and exits 1, so the launcher (torchrun, mpirun) brings the other ranks down.
     """
     try:
         code = main()
+        if leave_group:
+            leave_process_group()
     except ConfigurationError as error:
         say(f"configuration error: {error}")
         code = CONFIG_ERROR_EXIT_CODE

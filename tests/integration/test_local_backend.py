@@ -43,7 +43,7 @@ SMALL = ["-H", "epochs=1", "-H", "max_steps=6", "-H", "samples=256", "-H", "log_
 pytestmark = pytest.mark.integration
 
 
-# ---- helpers shared with test_local_faults.py ----------------------------------------------
+# ---- shared with test_local_faults.py ------------------------------------------------------
 def clean_environ(extra: dict[str, str] | None = None) -> dict[str, str]:
     environ = {
         name: value
@@ -353,6 +353,8 @@ def test_fit_runs_locally_by_default_and_returns_a_finished_job(tmp_path, capsys
     assert "model.pt" in tar_names(expected)
     lines = list(job.logs())
     assert any(line.startswith("algo-1") and "[metrics]" in line for line in lines)
+    record = json.loads((job.job_dir / "job.json").read_text())
+    assert (record["status"], record["model_artifacts"]) == ("Completed", job.model_artifacts)
     assert "[metrics]" in capsys.readouterr().out  # wait(logs=True) showed the live stream
     assert_nothing_left(tmp_path)
 

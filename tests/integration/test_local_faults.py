@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 from test_local_backend import assert_nothing_left, finish, smdist_run
 
-pytestmark = [pytest.mark.integration, pytest.mark.torch]
+pytestmark = pytest.mark.integration
+torch_only = pytest.mark.torch
 
 CRASH = """
     import time
@@ -57,6 +58,16 @@ SILENT = """
     print("going quiet", flush=True)
     while True:
         time.sleep(1)
+"""
+
+DAEMON = """
+    import os, time
+    if os.fork() == 0:
+        os.setsid()  # a new session, then a grandchild: nothing links it to the job any more
+        if os.fork() == 0:
+            time.sleep(100000)
+        os._exit(0)
+    print("left a daemon behind", flush=True)
 """
 
 MPI_CRASH = """
@@ -113,6 +124,7 @@ def last_step(output: str) -> int:
     return steps[-1]
 
 
+@torch_only
 def test_a_crashing_rank_fails_the_job_with_its_error(tmp_path):
     job = custom_job(tmp_path, CRASH, "{kind: pytorch_ddp, processes_per_host: 1}")
     run = smdist_run(job, tmp_path, "--grace", "5")
@@ -122,6 +134,16 @@ def test_a_crashing_rank_fails_the_job_with_its_error(tmp_path):
     assert "RuntimeError: boom from rank 1" in run.output
     failure = (run.job_dir() / "hosts" / "algo-2" / "output" / "failure").read_text()
     assert "boom from rank 1" in failure
+    assert_nothing_left(tmp_path)
+
+
+def test_a_daemon_the_script_leaves_behind_ends_with_its_host(tmp_path):
+    # MultiWorkerMirroredStrategy starts the script as a plain process per host: no framework
+    # is needed for a script that does not import one.
+    job = custom_job(tmp_path, DAEMON, "{kind: mwms}")
+    run = smdist_run(job, tmp_path, "--grace", "5")
+    assert run.returncode == 0, run.output
+    assert run.output.count("left a daemon behind") == 2
     assert_nothing_left(tmp_path)
 
 
@@ -140,6 +162,7 @@ def test_a_crashing_mpi_rank_is_named_with_its_host(tmp_path):
     assert_nothing_left(tmp_path)
 
 
+@torch_only
 def test_a_hung_rank_fails_the_job_through_the_collective_timeout(tmp_path):
     strategy = "{kind: pytorch_ddp, processes_per_host: 1, collective_timeout: 5}"
     run = smdist_run(custom_job(tmp_path, HANG, strategy), tmp_path, "--grace", "5")
@@ -149,6 +172,7 @@ def test_a_hung_rank_fails_the_job_through_the_collective_timeout(tmp_path):
     assert_nothing_left(tmp_path)
 
 
+@torch_only
 def test_a_silent_job_is_caught_by_the_stall_watchdog_and_killed(tmp_path):
     job = custom_job(tmp_path, SILENT, "{kind: pytorch_ddp, processes_per_host: 1}")
     run = smdist_run(job, tmp_path, "--stall-timeout", "5", "--grace", "2")
@@ -158,6 +182,7 @@ def test_a_silent_job_is_caught_by_the_stall_watchdog_and_killed(tmp_path):
     assert_nothing_left(tmp_path)
 
 
+@torch_only
 def test_max_run_stops_the_job_and_the_next_run_resumes_from_its_checkpoint(tmp_path):
     job = ddp_job(tmp_path)
     stopped = smdist_run(job, tmp_path, "--max-run", "15", "--grace", "20")
@@ -176,6 +201,7 @@ def test_max_run_stops_the_job_and_the_next_run_resumes_from_its_checkpoint(tmp_
     assert_nothing_left(tmp_path)
 
 
+@torch_only
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "ctrl-c"])
 def test_a_signal_to_smdist_stops_the_job_cleanly(signum, tmp_path):
     process, log = smdist_run(ddp_job(tmp_path), tmp_path, "--grace", "20", start_only=True)
@@ -193,6 +219,7 @@ def test_a_signal_to_smdist_stops_the_job_cleanly(signum, tmp_path):
     assert_nothing_left(tmp_path)
 
 
+@torch_only
 def test_killing_smdist_itself_leaves_no_process_behind(tmp_path):
     process, log = smdist_run(ddp_job(tmp_path), tmp_path, "--grace", "5", start_only=True)
     deadline = time.monotonic() + 240

@@ -18,6 +18,8 @@ import torch
 from smdist.runtime.smp import api as smp
 from smdist.runtime.smp.microbatches import MicrobatchSplitError, split_value
 from smdist.runtime.torch_training import (
+    FIRST_AGREEMENT_STEPS,
+    MAX_AGREEMENT_INTERVAL,
     ConfigurationError,
     LoopSettings,
     build_classifier,
@@ -222,7 +224,19 @@ class Stop:
     requested = False
 
 
-def run_loop(batches_per_epoch=5, stop_at=None, **settings):
+def local_agreement(value, count, stop_flag):
+    """What RankAgreement answers on one rank; the loop takes any callable like it."""
+    return float(value) / count, stop_flag
+
+
+@pytest.fixture(params=["callable", "rank-agreement"])
+def agreement(request, one_rank_smp):
+    from smdist.runtime.torch_training import RankAgreement
+
+    return local_agreement if request.param == "callable" else RankAgreement(torch.device("cpu"))
+
+
+def run_loop(agree, batches_per_epoch=5, stop_at=None, **settings):
     """run_training on batches numbered 0..n-1 per epoch; records what it did."""
     seen, checkpoints, stop, sampler = [], [], Stop(), Sampler()
     loader = list(range(batches_per_epoch))
@@ -232,9 +246,6 @@ def run_loop(batches_per_epoch=5, stop_at=None, **settings):
         if stop_at is not None and len(seen) == stop_at:
             stop.requested = True
         return torch.tensor(float(batch))
-
-    def agree(loss_sum, count, stop_flag):
-        return loss_sum.item() / count, stop_flag
 
     options = {"epochs": 3, "max_steps": 0, "log_every": 2, "checkpoint_every": 0}
     options.update(settings)
@@ -253,28 +264,42 @@ def run_loop(batches_per_epoch=5, stop_at=None, **settings):
     return result, seen, checkpoints, sampler
 
 
-def test_the_loop_runs_every_epoch_and_checkpoints_on_schedule():
-    result, seen, checkpoints, sampler = run_loop(checkpoint_every=4)
+def test_the_loop_runs_every_epoch_and_checkpoints_on_schedule(agreement):
+    result, seen, checkpoints, sampler = run_loop(agreement, checkpoint_every=4)
     assert seen == [0, 1, 2, 3, 4] * 3 and sampler.epochs == [0, 1, 2]
     assert (result.step, result.epoch, result.stopped) == (15, 3, False)
     assert checkpoints == [4, 8, 12]
+    assert result.loss == pytest.approx(4.0)  # the last window holds batch 4 alone
 
 
-def test_max_steps_ends_training_early():
-    result, seen, _, _ = run_loop(max_steps=7)
+def test_max_steps_ends_training_early(agreement):
+    result, seen, _, _ = run_loop(agreement, max_steps=7)
     assert result.step == 7 and len(seen) == 7
 
 
-def test_a_resumed_run_skips_the_batches_it_already_trained_on():
-    result, seen, _, sampler = run_loop(start_step=7)
+def test_a_resumed_run_skips_the_batches_it_already_trained_on(agreement):
+    result, seen, _, sampler = run_loop(agreement, start_step=7)
     assert seen == [2, 3, 4] + [0, 1, 2, 3, 4] and sampler.epochs == [1, 2]
     assert result.step == 15
 
 
-def test_a_stop_request_ends_at_the_next_sync_point_with_a_checkpoint():
-    result, seen, checkpoints, _ = run_loop(stop_at=3, log_every=4, checkpoint_every=100)
-    assert result.stopped and result.step == 4 and len(seen) == 4
-    assert checkpoints == [4]
+def test_a_stop_request_ends_training_at_the_next_agreement_with_a_checkpoint(agreement):
+    # Requested during step 3; the ranks first compare notes after FIRST_AGREEMENT_STEPS.
+    result, seen, checkpoints, _ = run_loop(agreement, stop_at=3, checkpoint_every=100)
+    assert result.stopped and result.step == FIRST_AGREEMENT_STEPS == len(seen)
+    assert checkpoints == [FIRST_AGREEMENT_STEPS]
+
+
+def test_agreements_follow_at_intervals_every_rank_computes_alike():
+    calls = []
+
+    def recording(value, count, stop_flag):
+        calls.append(float(value))
+        return 3.0, False  # the ranks' mean proposal: agree again in 3 steps
+
+    run_loop(recording, batches_per_epoch=20, epochs=1)
+    assert len(calls) == 4  # steps 10, 13, 16, 19
+    assert all(1 <= proposal <= MAX_AGREEMENT_INTERVAL for proposal in calls)
 
 
 def test_loop_settings_refuse_impossible_values():

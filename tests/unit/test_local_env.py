@@ -31,7 +31,7 @@ from smdist.backends.local_layout import (
 )
 from smdist.backends.local_logs import attribute
 from smdist.backends.local_proctree import program_name
-from smdist.backends.local_ssh import rewrite, split_ssh_arguments
+from smdist.backends.local_ssh import rewrite, split_ssh_arguments, with_gpus
 from smdist.errors import SpecError
 from smdist.planning import plan
 from smdist.spec import JobSpec, load
@@ -201,6 +201,7 @@ def test_mpirun_gives_each_host_its_directory_and_the_launching_hosts_values(tmp
         "SM_USER_ARGS": '["--epochs", "1"]',
         "PATH": "/usr/bin",
         "OTHER": "kept by inheritance only",
+        "SMDIST_LOCAL_HOSTS": json.dumps({"algo-1": {"base": str(hosts[0].base), "gpus": ""}}),
     }
     command = mpirun_command(
         layout, hosts, main_env, program="train.py", python="py", ssh=Path("/x/ssh"),
@@ -213,6 +214,7 @@ def test_mpirun_gives_each_host_its_directory_and_the_launching_hosts_values(tmp
     assert "SM_CURRENT_HOST=algo-1" in contexts[1]  # SageMaker exports the launcher's value
     assert "-x NCCL_DEBUG=VERSION" in contexts[0] and "-x NCCL_DEBUG=VERSION" in contexts[1]
     assert "-verbose" in contexts[0] and "OTHER=" not in " ".join(command)
+    assert "SMDIST_LOCAL_HOSTS" not in " ".join(command)  # the stand-in's map is not rewritten
     assert contexts[1].endswith("py -- train.py --epochs 1")
 
 
@@ -233,6 +235,15 @@ def test_ssh_stand_in_rewrites_whole_directory_names_only():
         "cd /j/hosts/algo-2/code ; x=/j/hosts/algo-2"
     )
     assert rewrite("/j/hosts/algo-10/code", main, other) == "/j/hosts/algo-10/code"
+
+
+def test_ssh_stand_in_gives_each_host_its_own_gpus():
+    command = "cd /c ; CUDA_VISIBLE_DEVICES='0,1' HOROVOD_RANK=2 python train.py"
+    assert (
+        with_gpus(command, "2,3")
+        == "cd /c ; CUDA_VISIBLE_DEVICES=2,3 HOROVOD_RANK=2 python train.py"
+    )
+    assert with_gpus("X=1 CUDA_VISIBLE_DEVICES= y", "") == "X=1 CUDA_VISIBLE_DEVICES='' y"
 
 
 def test_a_shell_environment_of_another_cluster_does_not_leak_into_hosts():

@@ -32,7 +32,7 @@ from smdist.runtime.smp.microbatches import (
     run_microbatches,
     split_arguments,
 )
-from smdist.runtime.torch_training import ensure_rendezvous_env, say
+from smdist.runtime.torch_training import ensure_rendezvous_env, release_before_exit, say
 
 __all__ = [
     "DP_GROUP",
@@ -156,6 +156,7 @@ def init(config: dict | str | None = None) -> None:
     if not dist.is_initialized():
         ensure_rendezvous_env()
         dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
+        release_before_exit(_release_model)
     state.rank, state.size = dist.get_rank(), dist.get_world_size()
     cfg.check_world_size(state.size)
     state.cfg = cfg
@@ -174,6 +175,11 @@ def init(config: dict | str | None = None) -> None:
         )
     if cfg.unknown:
         _note_once(f"smp: unknown SMP parameters ignored: {', '.join(cfg.unknown)}")
+
+
+def _release_model() -> None:
+    state.model = None
+    state.optimizer = None
 
 
 def _local_position() -> tuple[int, int]:
