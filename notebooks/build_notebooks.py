@@ -103,14 +103,16 @@ def cells(nb: Notebook) -> list:
             "import tarfile\n"
             "from urllib.parse import urlparse\n\n"
             "import smdist\n"
-            f"from smdist import Cluster, JobSpec, {nb.imports}\n"
-            "from smdist.runtime.metrics import parse_metrics\n\n"
+            "from smdist import Cluster, JobSpec\n"
+            "from smdist.runtime.metrics import parse_metrics\n"
+            f"from smdist.strategies import {nb.imports}\n\n"
             "spec = JobSpec(\n"
             f'    name="{Path(nb.file).stem.split("_", 1)[1].replace("_", "-")}-notebook",\n'
             f"    strategy={nb.strategy},\n"
             f'    cluster=Cluster(instance_type="{nb.instance_type}", instance_count=2),\n'
             '    region="us-west-2",\n'
-            f'    code={{"framework_version": "{nb.framework}", "py_version": "{nb.py_version}"}},\n'
+            f'    code={{"framework_version": "{nb.framework}", '
+            f'"py_version": "{nb.py_version}"}},\n'
             '    hyperparameters={"epochs": 1, "max_steps": 40, "batch_size": 32, '
             '"checkpoint_every": 20},\n'
             ")"
@@ -132,8 +134,8 @@ def cells(nb: Notebook) -> list:
         new_code_cell(
             "metrics = [m for m in map(parse_metrics, job.logs()) if m and 'loss' in m]\n"
             "first, last = metrics[0], metrics[-1]\n"
-            'print(f"loss {first[\'loss\']:.4f} at step {first[\'step\']:.0f} -> '
-            '{last[\'loss\']:.4f} at step {last[\'step\']:.0f}")\n'
+            'print(f"loss {first[\'loss\']:.4f} at step {first[\'step\']:.0f}")\n'
+            'print(f"loss {last[\'loss\']:.4f} at step {last[\'step\']:.0f}")\n'
             "assert last['loss'] < first['loss']"
         ),
         new_code_cell(
