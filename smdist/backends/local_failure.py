@@ -31,6 +31,13 @@ _PEER_LOSS = re.compile(
     re.IGNORECASE,
 )
 _ERRORISH = re.compile(r"error|exception|failed|fatal|abort|killed", re.IGNORECASE)
+# mpirun's report of the first rank that exited non-zero: "Process name: [[26363,1],1]".
+_MPI_FAILED_RANK = re.compile(r"Process name: \[\[\d+,\d+\],(\d+)\]")
+# Launchers' own summaries, which say that something failed but not what.
+_BANNER = re.compile(
+    r"non-zero exit code|has been aborted|exited with non-zero status|ChildFailedError|"
+    r"Terminating remaining workers|exit with status code"
+)
 # torch.distributed prefixes what a worker prints when it dies with its rank.
 _RANK_PREFIX = re.compile(r"^\[rank(\d+)\]:\s?(.*)$")
 
@@ -85,9 +92,19 @@ def root_cause(
     chosen = primary or findings
     if chosen:
         return min(chosen, key=lambda f: f.sequence)
+    # No traceback: mpirun names the rank that failed first; else the last error-looking line
+    # of a failed host that is not a launcher's banner.
+    for _, _, _, text in reversed(lines):
+        match = _MPI_FAILED_RANK.search(text)
+        if match:
+            rank = int(match.group(1))
+            said = [(s, h, t) for s, h, r, t in lines if r == rank and t.strip()]
+            if said:
+                at, host, last = said[-1]
+                return Finding(at, host, rank, f"its last output was: {last.strip()}")
     for host in failed_hosts:
         for sequence, line_host, rank, text in reversed(lines):
-            if line_host == host and _ERRORISH.search(text):
+            if line_host == host and _ERRORISH.search(text) and not _BANNER.search(text):
                 return Finding(sequence, host, rank, text.strip())
     return None
 

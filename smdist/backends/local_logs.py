@@ -23,8 +23,9 @@ SEPARATOR = " | "
 RECENT_LINES = 2000
 _MPI_TAG = re.compile(r"^\[\d+,(\d+)\]<std(?:out|err)>:(.*)$")
 _HOROVOD_TAG = re.compile(r"^\[(\d+)\]<std(?:out|err)>:(.*)$")
-# mpirun sometimes leaves a bare tag at the end of a line it flushed in two pieces.
-_TRAILING_TAG = re.compile(r"\[\d+(?:,\d+)?\]<std(?:out|err)>:$")
+# mpirun tags every chunk it forwards, so a line written in pieces (Python writes a traceback's
+# last line in three) carries more tags inside it.
+_INNER_TAG = re.compile(r"\[\d+,\d+\]<std(?:out|err)>:")
 TAG_PATTERNS = {"mpirun": _MPI_TAG, "horovodrun": _HOROVOD_TAG}
 
 
@@ -104,7 +105,7 @@ def attribute(
     if pattern is not None:
         match = pattern.match(text)
         if match:
-            rank, body = int(match.group(1)), _TRAILING_TAG.sub("", match.group(2))
+            rank, body = int(match.group(1)), _INNER_TAG.sub("", match.group(2))
             if 0 <= rank < len(rank_hosts):
                 return rank_hosts[rank], rank, body
             return host, rank, body

@@ -26,5 +26,6 @@ class StopRequest:
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         self.requested = True
         self.signal_name = signal.Signals(signum).name
-        print(f"smdist: received {self.signal_name}; stopping after this step", file=sys.stderr,
-              flush=True)
+        # One write: mpirun --tag-output splits a line written in two pieces.
+        sys.stderr.write(f"smdist: received {self.signal_name}; stopping after this step\n")
+        sys.stderr.flush()

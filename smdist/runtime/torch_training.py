@@ -78,7 +78,7 @@ def ensure_rendezvous_env(environ: os._Environ[str] | dict[str, str] | None = No
     from smdist.runtime.environments import detect, torch_env
 
     added = {}
-    for name, value in torch_env(detect()).items():
+    for name, value in torch_env(detect(environ)).items():
         if not environ.get(name):
             environ[name] = str(value)
             added[name] = str(value)
@@ -395,12 +395,16 @@ class LoopResult:
     stopped: bool  # True when SIGTERM ended the run
 
 
+Answer = Callable[[], tuple[float, bool]]
+
+
 class RankAgreement:
     """One small all-reduce that tells every rank the same two things.
 
     It sums ``value`` and ``count`` over the ranks (so ``value / count`` is their mean) and ORs
     the stop flags: ranks that got SIGTERM at different steps still stop at the same step (a
-    rank that stopped alone would leave its peers waiting in an all-reduce).
+    rank that stopped alone would leave its peers waiting in an all-reduce). ``begin`` starts
+    it without waiting and returns a function that waits for the answer.
     """
 
     def __init__(self, device: torch.device) -> None:
@@ -409,16 +413,39 @@ class RankAgreement:
         self.device = device
         self.distributed = dist.is_initialized() and dist.get_world_size() > 1
 
-    def __call__(self, value: Any, count: int, stop: bool) -> tuple[float, bool]:
+    def begin(self, value: Any, count: int, stop: bool) -> Answer:
         import torch
 
         packed = torch.tensor([float(value), float(count), float(stop)], device=self.device)
+        work = None
         if self.distributed:
             import torch.distributed as dist
 
-            dist.all_reduce(packed)
-        total, counted, stops = packed.tolist()
-        return (total / counted if counted else float("nan")), stops > 0
+            work = dist.all_reduce(packed, async_op=True)
+
+        def answer() -> tuple[float, bool]:
+            if work is not None:
+                work.wait()
+            total, counted, stops = packed.tolist()
+            return (total / counted if counted else float("nan")), stops > 0
+
+        return answer
+
+    def __call__(self, value: Any, count: int, stop: bool) -> tuple[float, bool]:
+        return self.begin(value, count, stop)()
+
+
+def _starter(agree: Any) -> Callable[[Any, int, bool], Answer]:
+    """``agree.begin`` where it has one; a plain ``agree(...)`` callable answers at once."""
+    begin = getattr(agree, "begin", None)
+    if begin is not None:
+        return begin
+
+    def start(value: Any, count: int, stop: bool) -> Answer:
+        answer = agree(value, count, stop)
+        return lambda: answer
+
+    return start
 
 
 def _batches(loader: Any, skip: int) -> Iterator:
@@ -476,10 +503,13 @@ def run_training(
     the window, so logging needs no collective. The only collective the loop adds is
     ``agree(value, count, stop) -> (sum(value) / sum(count), any(stop))`` over the ranks, run at
     agreed steps a few seconds of training apart: it carries the stop flags and each rank's
-    proposal for the next interval (a CPU tensor), whose mean every rank then uses.
+    proposal (a CPU tensor) for the interval after the next. Where ``agree`` has ``begin``
+    the collective runs in the background and is read at the next agreement, so ranks stop
+    together at most two intervals after a SIGTERM and never wait on a round trip.
     """
     import torch
 
+    start = _starter(agree)
     steps_per_epoch = len(loader)
     step = start_step
     window = _Window()
@@ -488,6 +518,7 @@ def run_training(
     first_step_done: tuple[float, int] | None = None  # (time, step) after the warm-up step
     next_agreement = start_step + FIRST_AGREEMENT_STEPS
     last_agreement = (time.perf_counter(), start_step)
+    pending: Answer | None = None  # the agreement started at the previous agreement step
     stopped = False
 
     def epoch_of(at_step: int) -> int:  # 1-based epoch the step belongs to
@@ -526,7 +557,10 @@ def run_training(
                     max(int(AGREEMENT_SECONDS / max(step_seconds, 1e-9)), 1),
                     MAX_AGREEMENT_INTERVAL,
                 )
-                interval, stopped = agree(torch.tensor(float(proposal)), 1, stop.requested)
+                interval = float(FIRST_AGREEMENT_STEPS)
+                if pending is not None:
+                    interval, stopped = pending()
+                pending = start(torch.tensor(float(proposal)), 1, stop.requested)
                 next_agreement = step + max(int(interval), 1)
                 last_agreement = (now, step)
             if finished():
@@ -535,6 +569,8 @@ def run_training(
                 checkpoint(step)
                 last_checkpoint = step
 
+    if pending is not None:
+        pending()  # every rank completes the collective it started; training is over anyway
     if window.steps:
         last_loss = window.mean()
     if stopped and last_checkpoint != step:

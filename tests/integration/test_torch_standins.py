@@ -283,11 +283,13 @@ def test_a_resumed_run_skips_the_batches_it_already_trained_on(agreement):
     assert result.step == 15
 
 
-def test_a_stop_request_ends_training_at_the_next_agreement_with_a_checkpoint(agreement):
-    # Requested during step 3; the ranks first compare notes after FIRST_AGREEMENT_STEPS.
-    result, seen, checkpoints, _ = run_loop(agreement, stop_at=3, checkpoint_every=100)
-    assert result.stopped and result.step == FIRST_AGREEMENT_STEPS == len(seen)
-    assert checkpoints == [FIRST_AGREEMENT_STEPS]
+def test_a_stop_request_ends_training_one_agreement_later_with_a_checkpoint(agreement):
+    # Requested during step 3; sent with the agreement of step 10, read at the next one (20).
+    result, seen, checkpoints, _ = run_loop(
+        agreement, batches_per_epoch=10, stop_at=3, checkpoint_every=100
+    )
+    assert result.stopped and result.step == 2 * FIRST_AGREEMENT_STEPS == len(seen)
+    assert checkpoints == [2 * FIRST_AGREEMENT_STEPS]
 
 
 def test_agreements_follow_at_intervals_every_rank_computes_alike():
@@ -295,10 +297,10 @@ def test_agreements_follow_at_intervals_every_rank_computes_alike():
 
     def recording(value, count, stop_flag):
         calls.append(float(value))
-        return 3.0, False  # the ranks' mean proposal: agree again in 3 steps
+        return 3.0, False  # the ranks' mean proposal: agree again 3 steps later
 
-    run_loop(recording, batches_per_epoch=20, epochs=1)
-    assert len(calls) == 4  # steps 10, 13, 16, 19
+    run_loop(recording, batches_per_epoch=30, epochs=1)
+    assert len(calls) == 5  # steps 10, 20 (first answer read), 23, 26, 29
     assert all(1 <= proposal <= MAX_AGREEMENT_INTERVAL for proposal in calls)
 
 

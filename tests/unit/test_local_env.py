@@ -259,6 +259,8 @@ def test_rank_tags_name_the_rank_and_its_host():
     assert attribute("[1,2]<stderr>:boom", "algo-1", "mpirun", ranks) == ("algo-2", 2, "boom")
     assert attribute("[3]<stdout>:hi", "algo-1", "horovodrun", ranks) == ("algo-2", 3, "hi")
     assert attribute("[1,0]<stdout>:a[1,0]<stdout>:", "algo-1", "mpirun", ranks)[2] == "a"
+    pieces = "[1,1]<stderr>:ValueError[1,1]<stderr>:: [1,1]<stderr>:rank 1 fell over"
+    assert attribute(pieces, "algo-1", "mpirun", ranks)[2] == "ValueError: rank 1 fell over"
     assert attribute("plain", "algo-2", None, []) == ("algo-2", None, "plain")
 
 
@@ -287,6 +289,17 @@ def test_root_cause_reads_torch_rank_prefixes():
     ]
     found = root_cause(lines, ["algo-2"])
     assert (found.rank, found.message) == (3, "ValueError: bad shard")
+
+
+def test_without_a_traceback_mpiruns_report_names_the_failed_rank():
+    lines = [
+        (1, "algo-2", 3, "segfault in my extension"),
+        (2, "algo-1", None, "a non-zero exit code. Per user-direction, the job has been aborted."),
+        (3, "algo-1", None, "  Process name: [[26363,1],3]"),
+    ]
+    found = root_cause(lines, ["algo-1", "algo-2"])
+    assert (found.host, found.rank) == ("algo-2", 3)
+    assert "segfault in my extension" in found.message
 
 
 def test_launcher_names_are_recognised_behind_python():
