@@ -1,16 +1,19 @@
 """How long the local backend takes to reach the first training step, against bare torchrun.
 
 Prints, in one run, the median time from starting the command to the first training step
-(the ``[metrics] step=1`` line of the ready DDP entry point) of:
+(the ``[metrics] step=1`` line of the ready DDP entry point) of a 2-host DDP job through
+``smdist run`` (2 emulated hosts x 1 process: planning, host directories, code staging and
+the launch the container would do) in both of the strategy's launcher modes:
 
-- ``smdist run examples/pytorch_ddp.yaml``: 2 emulated hosts x 1 process (planning, host
-  directories, code staging, the torchrun launcher on each host, a c10d rendezvous across
-  hosts), and
-- ``torchrun --nnodes 1 --nproc_per_node 2`` of the same script,
+- ``examples/pytorch_ddp_torch_distributed.yaml``: SageMaker's torch_distributed launcher,
+  torchrun on each host with a static rendezvous;
+- ``examples/pytorch_ddp.yaml``: smdist's torchrun launcher, one launcher process per host
+  that starts torchrun with a c10d rendezvous;
 
-and their ratio (target <= 1.15). For reference it also times bare torchrun as two nodes of one
-process each (two torchrun launchers on this machine, which is what emulating two hosts costs
-before smdist adds anything). Runs alternate so that a busy machine slows all alike.
+against bare ``torchrun --nnodes 1 --nproc_per_node 2`` of the same script, and the ratios
+(target <= 1.15). For reference it also times bare torchrun as two nodes of one process each
+(two torchrun processes on this machine: what emulating two hosts costs before smdist adds
+anything). The commands run in turn, repeatedly, so that a busy machine slows all alike.
 
 Run: python bench/bench_local_start.py [--repeats N]
 """
@@ -29,6 +32,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "entry_points" / "pytorch_ddp.py"
 FIRST_STEP = "[metrics] step=1 "
 STARTED = "[train] running"  # smdist's line once every host process has been started
 HYPERPARAMETERS = {"epochs": 1, "max_steps": 1, "log_every": 1, "samples": 256, "batch_size": 16}
@@ -42,11 +46,9 @@ def environment() -> dict[str, str]:
     return environ
 
 
-def seconds_to_first_step(
-    command: list[str], cwd: Path, timeout: float = 300
-) -> tuple[float, float | None]:
-    """Start ``command``; seconds until it prints the first step's metric line, and until
-    smdist says the hosts were started (None for torchrun)."""
+def timed_run(command: list[str], cwd: Path, timeout: float = 300) -> tuple[float, float | None]:
+    """Run ``command``: seconds until its first training step, and until smdist reports the
+    hosts started (None for torchrun)."""
     start = time.perf_counter()
     process = subprocess.Popen(
         command,
@@ -58,29 +60,30 @@ def seconds_to_first_step(
     )
     assert process.stdout is not None
     seen: list[str] = []
-    elapsed = started = None
+    first_step = started = None
     try:
         for raw in iter(process.stdout.readline, b""):
             line = raw.decode(errors="replace")
             seen.append(line)
-            if elapsed is None and FIRST_STEP in line:
-                elapsed = time.perf_counter() - start
+            now = time.perf_counter() - start
+            if first_step is None and FIRST_STEP in line:
+                first_step = now
             if started is None and STARTED in line:
-                started = time.perf_counter() - start
-            if time.perf_counter() - start > timeout:
+                started = now
+            if now > timeout:
                 break
         process.wait(timeout=timeout)
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
-    if elapsed is None or process.returncode != 0:
-        raise RuntimeError(f"{command[:4]} failed (rc {process.returncode}):\n{''.join(seen)}")
-    return elapsed, started
+    if first_step is None or process.returncode != 0:
+        raise RuntimeError(f"{command[:5]} failed (rc {process.returncode}):\n{''.join(seen)}")
+    return first_step, started
 
 
-def smdist_command(root: Path) -> list[str]:
-    command = [sys.executable, "-m", "smdist.cli", "run", str(ROOT / "examples/pytorch_ddp.yaml")]
+def smdist_command(example: str, root: Path) -> list[str]:
+    command = [sys.executable, "-m", "smdist.cli", "run", str(ROOT / "examples" / example)]
     command += ["--hosts", "2", "--processes-per-host", "1", "--root", str(root)]
     for name, value in HYPERPARAMETERS.items():
         command += ["-H", f"{name}={value}"]
@@ -93,14 +96,14 @@ def torchrun_command(nodes: int = 1, node_rank: int = 0, port: int = 0) -> list[
     if nodes > 1:
         command += ["--node_rank", str(node_rank), "--master_addr", "127.0.0.1"]
         command += ["--master_port", str(port)]
-    command.append(str(ROOT / "entry_points/pytorch_ddp.py"))
+    command.append(str(SCRIPT))
     for name, value in HYPERPARAMETERS.items():
         command += [f"--{name}", str(value)]
     return command
 
 
-def two_node_seconds(cwd: Path) -> float:
-    """Bare torchrun as two single-process nodes: the second node runs beside the timed one."""
+def two_node_run(cwd: Path) -> tuple[float, None]:
+    """Bare torchrun as two single-process nodes; the second node runs beside the timed one."""
     with socket.socket() as sock:
         sock.bind(("", 0))
         port = sock.getsockname()[1]
@@ -113,7 +116,7 @@ def two_node_seconds(cwd: Path) -> float:
         start_new_session=True,
     )
     try:
-        return seconds_to_first_step(torchrun_command(2, 0, port), cwd)[0]
+        return timed_run(torchrun_command(2, 0, port), cwd)[0], None
     finally:
         try:
             second.wait(timeout=120)
@@ -122,37 +125,47 @@ def two_node_seconds(cwd: Path) -> float:
             second.wait()
 
 
+def _runs(values: list[float]) -> str:
+    return ", ".join(f"{value:.2f}" for value in values)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
-    smdist_times, torchrun_times, own_times, two_node_times = [], [], [], []
     with tempfile.TemporaryDirectory(prefix="smdist-bench-") as scratch:
         work = Path(scratch)
-        # One warm-up each: the first start of torch reads its files from disk.
-        seconds_to_first_step(torchrun_command(), work)
-        seconds_to_first_step(smdist_command(work / ".smdist"), work)
+        root = work / ".smdist"
+        cases = {
+            "torchrun --nnodes 1 --nproc_per_node 2": lambda: timed_run(torchrun_command(), work),
+            "smdist run, torch_distributed launcher": lambda: timed_run(
+                smdist_command("pytorch_ddp_torch_distributed.yaml", root), work
+            ),
+            "smdist run, smdist torchrun launcher": lambda: timed_run(
+                smdist_command("pytorch_ddp.yaml", root), work
+            ),
+            "torchrun, 2 nodes x 1 (reference)": lambda: two_node_run(work),
+        }
+        for case in cases.values():  # warm-up: the first start of torch reads it from disk
+            case()
+        first_steps: dict[str, list[float]] = {name: [] for name in cases}
+        smdist_own: list[float] = []
         for _ in range(args.repeats):
-            torchrun_times.append(seconds_to_first_step(torchrun_command(), work)[0])
-            first_step, started = seconds_to_first_step(smdist_command(work / ".smdist"), work)
-            smdist_times.append(first_step)
-            own_times.append(started or 0.0)
-            two_node_times.append(two_node_seconds(work))
-    smdist_median = statistics.median(smdist_times)
-    torchrun_median = statistics.median(torchrun_times)
-    own_median = statistics.median(own_times)
+            for name, case in cases.items():
+                first_step, started = case()
+                first_steps[name].append(first_step)
+                if started is not None:
+                    smdist_own.append(started)
+    medians = {name: statistics.median(values) for name, values in first_steps.items()}
+    baseline = medians["torchrun --nnodes 1 --nproc_per_node 2"]
     print(f"time to first training step, median of {args.repeats} (cpus: {os.cpu_count()})")
-    print(f"  smdist run, 2 emulated hosts x 1 process : {smdist_median:6.2f} s  "
-          f"(runs: {', '.join(f'{t:.2f}' for t in smdist_times)})")  # fmt: skip
-    print(f"    of which smdist until the hosts start  : {own_median:6.2f} s")
-    print(f"  torchrun --nnodes 1 --nproc_per_node 2   : {torchrun_median:6.2f} s  "
-          f"(runs: {', '.join(f'{t:.2f}' for t in torchrun_times)})")  # fmt: skip
-    two_node_median = statistics.median(two_node_times)
-    print(f"  torchrun, 2 nodes x 1 process (reference): {two_node_median:6.2f} s  "
-          f"(runs: {', '.join(f'{t:.2f}' for t in two_node_times)})")  # fmt: skip
-    ratio = smdist_median / torchrun_median
-    print(f"  ratio smdist / torchrun 1 node x 2       : {ratio:6.2f}  (target <= 1.15)")
-    print(f"  ratio smdist / torchrun 2 nodes x 1      : {smdist_median / two_node_median:6.2f}")
+    for name, values in first_steps.items():
+        print(f"  {name:40s} {medians[name]:6.2f} s  (runs: {_runs(values)})")
+    print(f"  smdist itself, until the hosts start     {statistics.median(smdist_own):6.2f} s")
+    for name in cases:
+        if name.startswith("smdist"):
+            ratio = medians[name] / baseline
+            print(f"  ratio {name[len('smdist run, ') :]:34s} {ratio:6.2f}  (target <= 1.15)")
 
 
 if __name__ == "__main__":
