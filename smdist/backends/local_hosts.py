@@ -221,6 +221,10 @@ def host_environment(
         }
     )
     environ.update(settings.names_environment)
+    if "NSS_WRAPPER_HOSTS" in settings.names_environment:
+        # gethostname() answers the host's name, as in a SageMaker container. mpirun then treats
+        # its own host as local and starts daemons on the other hosts only, as SageMaker's does.
+        environ["NSS_WRAPPER_HOSTNAME"] = host.name
     if "OMP_NUM_THREADS" not in environ:
         # The hosts share this machine's cores: one thread pool each would oversubscribe them.
         environ["OMP_NUM_THREADS"] = str(max(1, settings.cpus // max(layout.world_size, 1)))

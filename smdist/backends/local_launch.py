@@ -190,6 +190,8 @@ def mpirun_command(
         "-mca", "oob_tcp_if_include", interface,
         "-mca", "plm_rsh_no_tree_spawn", "1",
         "-mca", "plm_rsh_agent", str(ssh),
+        # A daemon that never calls back fails the launch instead of hanging it.
+        "-mca", "orte_startup_timeout", "120",
         "-bind-to", "none",
         "-map-by", "slot",
         "-mca", "pml", "ob1",

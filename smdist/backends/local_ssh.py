@@ -103,6 +103,8 @@ def main(argv: list[str]) -> int:
         for name, value in os.environ.items()
     }
     environ["CUDA_VISIBLE_DEVICES"] = gpus
+    if "NSS_WRAPPER_HOSTS" in environ:
+        environ["NSS_WRAPPER_HOSTNAME"] = host  # this host's gethostname(), not the launcher's
     script = with_gpus(rewrite(" ".join(command), main_base, host_base), gpus)
     os.chdir(os.path.join(host_base, "code") if os.path.isdir(host_base) else "/")
     os.execve("/bin/sh", ["/bin/sh", "-c", script or "exec $SHELL -l"], environ)
