@@ -221,6 +221,14 @@ def mpi_options_field() -> Any:
 class MPIOptionsMixin(StrictModel):
     custom_mpi_options: str = mpi_options_field()
 
+    def mpi_distribution(self, cluster: Cluster) -> dict[str, Any]:
+        """The ``mpi`` part of the distribution: mpirun's processes per host and flags."""
+        return {
+            "enabled": True,
+            "processes_per_host": self.resolve_processes_per_host(cluster),  # type: ignore[attr-defined]
+            "custom_mpi_options": self.custom_mpi_options,
+        }
+
     @field_validator("custom_mpi_options")
     @classmethod
     def _plain_mpi_flags(cls, value: str) -> str:

@@ -39,18 +39,11 @@ class Horovod(MPIOptionsMixin, Strategy):
     def requested_processes_per_host(self):
         return self.processes_per_host
 
-    def _mpi(self, cluster: Cluster) -> dict[str, Any]:
-        return {
-            "enabled": True,
-            "processes_per_host": self.resolve_processes_per_host(cluster),
-            "custom_mpi_options": self.custom_mpi_options,
-        }
-
     def render_distribution(self, cluster: Cluster) -> dict[str, Any]:
-        return {"mpi": self._mpi(cluster)}
+        return {"mpi": self.mpi_distribution(cluster)}
 
     def distribution_hyperparameters(self, cluster: Cluster) -> dict[str, Any]:
-        return mpi_hyperparameters(self._mpi(cluster))
+        return mpi_hyperparameters(self.mpi_distribution(cluster))
 
 
 def mpi_hyperparameters(mpi: dict[str, Any]) -> dict[str, Any]:

@@ -169,17 +169,11 @@ class SDMP(MPIOptionsMixin, Strategy):
                 values[name] = value
         return values
 
-    def _mpi(self, cluster: Cluster) -> dict[str, Any]:
-        return {
-            "enabled": True,
-            "processes_per_host": self.resolve_processes_per_host(cluster),
-            "custom_mpi_options": self.custom_mpi_options,
-        }
-
     def render_distribution(self, cluster: Cluster) -> dict[str, Any]:
         modelparallel = {"enabled": True, "parameters": self.parameters()}
         if self.version == 1:
-            return {"smdistributed": {"modelparallel": modelparallel}, "mpi": self._mpi(cluster)}
+            mpi = self.mpi_distribution(cluster)
+            return {"smdistributed": {"modelparallel": modelparallel}, "mpi": mpi}
         return {
             "torch_distributed": {"enabled": True},
             "smdistributed": {"modelparallel": modelparallel},
@@ -189,7 +183,7 @@ class SDMP(MPIOptionsMixin, Strategy):
         from smdist.strategies.horovod import mpi_hyperparameters
 
         values: dict[str, Any] = (
-            mpi_hyperparameters(self._mpi(cluster)) if self.version == 1 else {}
+            mpi_hyperparameters(self.mpi_distribution(cluster)) if self.version == 1 else {}
         )
         values["mp_parameters"] = self.parameters()
         values["sagemaker_distributed_dataparallel_enabled"] = False

@@ -24,15 +24,21 @@ NEEDS = {
     "02_mwms.ipynb": ("tensorflow", "tf_keras"),
     "03_horovod.ipynb": ("horovod",),
 }
-AWS_VARIABLES = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
-                 "AWS_PROFILE", "SMDIST_ROLE")
+AWS_VARIABLES = (
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_PROFILE",
+    "SMDIST_ROLE",
+)
 
 
 def test_committed_notebooks_match_their_template():
     for notebook in build_notebooks.NOTEBOOKS:
         committed = (NOTEBOOKS_DIR / notebook.file).read_text()
         assert committed == build_notebooks.render(notebook), (
-            f"{notebook.file} is stale: run python notebooks/build_notebooks.py")
+            f"{notebook.file} is stale: run python notebooks/build_notebooks.py"
+        )
 
 
 @pytest.mark.integration
@@ -46,11 +52,17 @@ def test_notebook_runs_against_the_local_backend(name, tmp_path, monkeypatch):
         monkeypatch.delenv(variable, raising=False)
     shutil.copy(NOTEBOOKS_DIR / name, tmp_path / name)
     notebook = nbformat.read(tmp_path / name, as_version=4)
-    client = nbclient.NotebookClient(notebook, timeout=600, kernel_name="python3",
-                                     resources={"metadata": {"path": str(tmp_path)}})
+    client = nbclient.NotebookClient(
+        notebook,
+        timeout=600,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(tmp_path)}},
+    )
     client.execute()
     outputs = "".join(
-        output.get("text", "") for cell in notebook.cells if cell.cell_type == "code"
+        output.get("text", "")
+        for cell in notebook.cells
+        if cell.cell_type == "code"
         for output in cell.get("outputs", [])
     )
     assert "Completed" in outputs

@@ -38,6 +38,7 @@ def test_public_functions_are_not_shadowed_by_submodules():
         "import smdist, smdist.planning, smdist.backends, smdist.spec\n"
         "print(callable(smdist.plan), callable(smdist.fit), callable(smdist.load))\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+    )
     assert result.stdout.strip() == "True True True", result.stderr

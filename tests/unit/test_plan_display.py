@@ -31,8 +31,11 @@ def test_topology_picture_colours_ranks_by_their_group():
 
 
 def test_summary_names_strategy_cluster_world_size_and_cost():
-    spec = JobSpec(name="s", strategy=Horovod(processes_per_host=4),
-                   cluster=Cluster(instance_type="ml.g5.12xlarge", instance_count=3))
+    spec = JobSpec(
+        name="s",
+        strategy=Horovod(processes_per_host=4),
+        cluster=Cluster(instance_type="ml.g5.12xlarge", instance_count=3),
+    )
     rows = dict(summary_rows(smdist.plan(spec)))
     assert rows["cluster"].startswith("3 x ml.g5.12xlarge")
     assert "world size 12" in rows["processes"]
@@ -40,8 +43,11 @@ def test_summary_names_strategy_cluster_world_size_and_cost():
 
 
 def test_large_jobs_draw_a_bounded_picture():
-    spec = JobSpec(name="big", strategy=SDMP(version=2),
-                   cluster=Cluster(instance_type="ml.p4d.24xlarge", instance_count=64))
+    spec = JobSpec(
+        name="big",
+        strategy=SDMP(version=2),
+        cluster=Cluster(instance_type="ml.p4d.24xlarge", instance_count=64),
+    )
     html = smdist.plan(spec)._repr_html_()
     assert html.count("<rect") == 16 * 8
     assert "48 more hosts" in html
@@ -51,8 +57,9 @@ def test_instance_types_botocore_knows_are_accepted_with_a_warning():
     pytest.importorskip("botocore")
     from smdist.instance_types import botocore_training_instance_types
 
-    extra = sorted(t for t in botocore_training_instance_types()
-                   if smdist.catalog.instance(t) is None)
+    extra = sorted(
+        t for t in botocore_training_instance_types() if smdist.catalog.instance(t) is None
+    )
     assert extra, "botocore lists no instance type beyond the catalogue"
     spec = JobSpec(name="x", strategy=Horovod(), cluster=Cluster(instance_type=extra[0]))
     plan = smdist.plan(spec)
