@@ -378,6 +378,17 @@ class LoopSettings:
     checkpoint_every: int  # 0: no periodic checkpoints
     global_batch: int  # samples per optimizer step, summed over ranks
 
+    @classmethod
+    def from_args(cls, args: Any, replicas: int) -> LoopSettings:
+        """The loop's settings from the common hyperparameters, for ``replicas`` data replicas."""
+        return cls(
+            epochs=args.epochs,
+            max_steps=args.max_steps,
+            log_every=args.log_every,
+            checkpoint_every=args.checkpoint_every,
+            global_batch=args.batch_size * replicas,
+        )
+
     def __post_init__(self) -> None:
         for name in ("epochs", "max_steps", "checkpoint_every"):
             if getattr(self, name) < 0:
