@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 import horovod.torch as hvd
 import torch
@@ -44,6 +43,7 @@ from smdist.runtime.torch_training import (
     report_checksum,
     run_entry_point,
     run_training,
+    save_weights,
     say,
     sharded_loader,
     write_checkpoint,
@@ -167,15 +167,8 @@ def main(argv: list[str] | None = None) -> int:
     final_report(result, is_main)
     report_checksum(rank, model.state_dict())
     if is_main and not result.stopped:
-        save_model(model, paths.model_dir())
+        save_weights(model, paths.model_dir())
     return exit_code(result)
-
-
-def save_model(model: torch.nn.Module, model_dir: Path) -> None:
-    model_dir.mkdir(parents=True, exist_ok=True)
-    path = model_dir / "model.pt"
-    torch.save(model.state_dict(), path)
-    say(f"model saved to {path}")
 
 
 if __name__ == "__main__":

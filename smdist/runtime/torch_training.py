@@ -637,3 +637,14 @@ def run_entry_point(main: Callable[[], int], leave_group: bool = True) -> None:
         code = FAILURE_EXIT_CODE
     sys.stdout.flush()
     sys.exit(code)
+
+
+def save_weights(model: Any, model_dir: Path) -> Path:
+    """Save ``model``'s state dict as ``model.pt`` in ``model_dir`` (the main rank calls this)."""
+    import torch
+
+    model_dir.mkdir(parents=True, exist_ok=True)
+    path = model_dir / "model.pt"
+    torch.save(model.state_dict(), path)
+    say(f"model saved to {path}")
+    return path
