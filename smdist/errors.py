@@ -6,7 +6,6 @@ cluster mismatch all read alike on the command line.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -46,6 +45,8 @@ class SpecError(ValueError):
 
 
 def suggest(value: str, choices: Iterable[str], n: int = 3) -> list[str]:
+    import difflib  # only on the error path: keeps `import smdist` light
+
     return difflib.get_close_matches(value, list(choices), n=n, cutoff=0.6)
 
 

@@ -18,6 +18,7 @@ from smdist.base import StrictModel
 from smdist.cluster import Cluster
 from smdist.errors import Problem, SpecError, problems_from_validation_error
 from smdist.strategies import STRATEGIES, AnyStrategy
+from smdist.yaml_text import parse_yaml
 
 S3_URI = re.compile(r"^s3://(?P<bucket>[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9])(?:/(?P<key>.*))?$")
 ROLE_ARN = re.compile(r"^arn:aws[a-z\-]*:iam::\d{12}:role/[\w+=,.@\-/]{1,512}$")
@@ -256,7 +257,7 @@ def load(path: str | Path) -> JobSpec:
     except OSError as exc:
         raise SpecError([Problem(str(path), f"cannot read the job file: {exc.strerror}")]) from None
     try:
-        data = yaml.safe_load(text)
+        data = parse_yaml(text)
     except yaml.YAMLError as exc:
         raise SpecError([Problem(str(path), f"not valid YAML: {exc}")]) from None
     spec = JobSpec.from_dict(data, source=str(path))

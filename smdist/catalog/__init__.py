@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-import yaml
+from smdist.yaml_text import parse_yaml
 
 __all__ = [
     "CATALOG_DATE",
@@ -111,9 +111,7 @@ class _FrameworkCatalog:
 
 def _read_yaml(file_name: str) -> dict[str, Any]:
     text = resources.files(__name__).joinpath(file_name).read_text(encoding="utf-8")
-    # libyaml's loader parses the catalogue several times faster; fall back when it is absent.
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    data = yaml.load(text, Loader=loader)
+    data = parse_yaml(text)
     if not isinstance(data, dict):
         raise CatalogError(f"{file_name}: expected a mapping at the top level.")
     return data
