@@ -37,7 +37,8 @@ NOTEBOOKS = (
         "01_pytorch_ddp.ipynb",
         "PyTorch DDP with smdist's torchrun launcher",
         "Every host runs smdist's launcher, which starts `torch.distributed.run` with a c10d "
-        "rendezvous on the first host. No `distribution` dict is needed; the training script "
+        "rendezvous on the first host (c10d because `max_restarts` asks for restarts; without "
+        "restarts it uses a static one). No `distribution` dict is needed; the training script "
         "travels as a hyperparameter.",
         "PyTorchDDP",
         'PyTorchDDP(launcher="torchrun", max_restarts=1)',

@@ -2,8 +2,15 @@
 
 SageMaker starts one process per host, the entry point (``launch_torchrun.py``), with the job's
 hyperparameters as ``--name value`` arguments. This module turns that into
-``python -m torch.distributed.run`` with a c10d rendezvous on the first host, so restarts
+``python -m torch.distributed.run`` with its rendezvous on the first host, so restarts
 (``--max_restarts``) and per-GPU worker processes come from torchrun itself.
+
+The rendezvous follows ``max_restarts``. With restarts, every host's torchrun joins a c10d
+rendezvous, the one that coordinates a restart across hosts (torchrun's ``--max_restarts`` hangs
+under a static rendezvous). Without restarts there is nothing to coordinate, and a static
+rendezvous (``--master_addr``/``--master_port``/``--node_rank``, what SageMaker's own
+torch_distributed launcher runs) starts workers about a second sooner: the host that joins a
+c10d rendezvous first polls it once a second until the others arrive.
 
 Three hyperparameters are the launcher's own and are removed before the training script sees
 its arguments: ``smdist_training_script`` (the script to run), ``smdist_processes_per_host``
@@ -44,7 +51,7 @@ LAUNCHER_HYPERPARAMETERS = (TRAINING_SCRIPT, PROCESSES_PER_HOST, MAX_RESTARTS)
 
 RDZV_PORT_ENV = "SMDIST_RDZV_PORT"
 HOSTS_TIMEOUT_ENV = "SMDIST_HOSTS_TIMEOUT_S"
-DEFAULT_RDZV_PORT = 29400  # torchrun's own default for c10d
+DEFAULT_RDZV_PORT = 29400  # torchrun's own default for c10d; used for static as well
 DEFAULT_RDZV_ID = "smdist"
 CONFIG_ERROR_EXIT_CODE = 2
 HOSTS_UNRESOLVED_EXIT_CODE = 1
@@ -228,14 +235,17 @@ def build_torchrun_command(
 ) -> list[str]:
     """The torchrun command line for one host; pure, so what runs is what was checked.
 
-    The first host hosts the c10d store (``is_host`` is explicit rather than guessed from host
-    names, which fails when several emulated hosts share one machine). ``local_addr`` makes the
-    workers' MASTER_ADDR the host's announced name instead of whatever its FQDN resolves to.
+    ``max_restarts`` 0 gives a static rendezvous: node ranks are the hosts' positions in
+    SM_HOSTS and the first host serves the store on ``rdzv_port``. Otherwise a c10d rendezvous
+    on the first host, which hosts the store (``is_host`` is explicit rather than guessed from
+    host names, which fails when several emulated hosts share one machine). With c10d, torchrun
+    ignores ``--node_rank`` and numbers the nodes in the sorted order of their local addresses:
+    given the SageMaker host names ``algo-1`` sorts first, so global rank 0 is always on the
+    first host, but other hosts' node ranks may differ from their position in SM_HOSTS
+    (``algo-10`` sorts before ``algo-2``).
 
-    With c10d, torchrun ignores ``--node_rank`` (it says so in its log) and numbers the nodes
-    in the sorted order of their local addresses. Given the SageMaker host names, ``algo-1``
-    sorts first, so global rank 0 is always on the first host; other hosts' node ranks may
-    differ from their position in SM_HOSTS (``algo-10`` sorts before ``algo-2``).
+    ``local_addr`` makes the workers' MASTER_ADDR the host's announced name instead of whatever
+    its FQDN resolves to.
     """
     command = [
         python,
@@ -247,17 +257,22 @@ def build_torchrun_command(
         str(processes_per_host),
         "--node_rank",
         str(node_rank),
-        "--rdzv_backend",
-        "c10d",
-        "--rdzv_endpoint",
-        f"{rdzv_host}:{rdzv_port}",
-        "--rdzv_id",
-        rdzv_id,
-        "--rdzv_conf",
-        f"is_host={'true' if node_rank == 0 else 'false'}",
-        "--max_restarts",
-        str(max_restarts),
     ]
+    if max_restarts == 0:
+        command += ["--master_addr", rdzv_host, "--master_port", str(rdzv_port)]
+    else:
+        command += [
+            "--rdzv_backend",
+            "c10d",
+            "--rdzv_endpoint",
+            f"{rdzv_host}:{rdzv_port}",
+            "--rdzv_id",
+            rdzv_id,
+            "--rdzv_conf",
+            f"is_host={'true' if node_rank == 0 else 'false'}",
+            "--max_restarts",
+            str(max_restarts),
+        ]
     if local_addr:
         command += ["--local_addr", local_addr]
     return [*command, script, *script_args]

@@ -3,10 +3,11 @@
 Two ways to get torchrun onto SageMaker hosts:
 
 - ``torchrun`` (default): smdist's launcher entry point runs as the job's program on every host,
-  reads the SageMaker environment and starts ``torch.distributed.run`` with a c10d rendezvous on
-  the first host. No ``distribution`` dict is needed, so it works with any PyTorch container,
-  on CPU instances, with any processes per host and with ``max_restarts``. The user's training
-  script travels as the ``smdist_training_script`` hyperparameter.
+  reads the SageMaker environment and starts ``torch.distributed.run`` with its rendezvous on
+  the first host (c10d when ``max_restarts`` asks for restarts, static otherwise). No
+  ``distribution`` dict is needed, so it works with any PyTorch container, on CPU instances,
+  with any processes per host and with ``max_restarts``. The user's training script travels
+  as the ``smdist_training_script`` hyperparameter.
 - ``torch_distributed``: SageMaker's own ``torch_distributed`` distribution; the container runs
   torchrun with one process per GPU.
 """

@@ -222,6 +222,30 @@ def test_torchrun_command_for_the_second_host():
     ]
 
 
+def test_without_restarts_the_rendezvous_is_static_on_the_first_host():
+    # Nothing to coordinate across hosts, so no c10d: its first joiner polls once a second.
+    assert command_for(1, max_restarts=0) == [
+        "/usr/bin/python3",
+        "-m",
+        "torch.distributed.run",
+        "--nnodes",
+        "2",
+        "--nproc_per_node",
+        "8",
+        "--node_rank",
+        "1",
+        "--master_addr",
+        "algo-1",
+        "--master_port",
+        "29400",
+        "/opt/ml/code/pytorch_ddp.py",
+        "--epochs",
+        "3",
+        "--note",
+        "a b",
+    ]
+
+
 def test_only_the_first_host_hosts_the_rendezvous_store():
     assert "is_host=true" in command_for(0)
     assert "is_host=false" in command_for(1)
