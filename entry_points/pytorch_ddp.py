@@ -38,18 +38,14 @@ from smdist.runtime.torch_training import (
     choose_precision,
     collective_timeout,
     ensure_rendezvous_env,
-    exit_code,
-    final_report,
-    load_train_data,
+    finish,
+    main_rank_checkpoints,
     pick_device,
-    read_latest_checkpoint,
-    report_checksum,
+    resume,
     run_entry_point,
     run_training,
-    save_weights,
     say,
-    sharded_loader,
-    write_checkpoint,
+    training_data,
 )
 
 BACKENDS = ("auto", "nccl", "gloo")
@@ -85,13 +81,7 @@ def main(argv: list[str] | None = None, backend: str | None = None) -> int:
     device = pick_device(int(os.environ["LOCAL_RANK"]))
     precision = choose_precision(device, args.mixed_precision)
 
-    torch.manual_seed(args.seed)
-    dataset, features, classes = load_train_data(
-        paths.channel_dir("train"), args.samples, args.seed
-    )
-    loader, sampler = sharded_loader(
-        dataset, args.batch_size, world_size, rank, args.seed, pin_memory=device.type == "cuda"
-    )
+    loader, sampler, features, classes = training_data(args, world_size, rank, device)
     model = build_classifier(features, classes, args.hidden_size).to(device)
     device_ids = [device.index] if device.type == "cuda" else None
     ddp_model = DistributedDataParallel(model, device_ids=device_ids)
@@ -107,12 +97,7 @@ def main(argv: list[str] | None = None, backend: str | None = None) -> int:
         )
 
     checkpoint_dir = paths.checkpoint_dir()
-    start_step = 0
-    resumed = read_latest_checkpoint(checkpoint_dir, is_main)
-    if resumed is not None:
-        model.load_state_dict(resumed["model"])
-        optimizer.load_state_dict(resumed["optimizer"])
-        start_step = resumed["step"]
+    start_step = resume(model, optimizer, checkpoint_dir, is_main)
 
     def train_step(batch: list[torch.Tensor]) -> torch.Tensor:
         inputs, targets = (tensor.to(device, non_blocking=True) for tensor in batch)
@@ -128,27 +113,18 @@ def main(argv: list[str] | None = None, backend: str | None = None) -> int:
             scaler.update()
         return loss
 
-    def checkpoint(step: int) -> None:
-        if is_main:
-            payload = {"model": model.state_dict(), "optimizer": optimizer.state_dict()}
-            write_checkpoint(checkpoint_dir, step, payload)
-
     result = run_training(
         loader,
         sampler,
         train_step,
         LoopSettings.from_args(args, replicas=world_size),
-        checkpoint=checkpoint,
+        checkpoint=main_rank_checkpoints(model, optimizer, checkpoint_dir, is_main),
         stop=stop,
         agree=RankAgreement(device),
         is_main=is_main,
         start_step=start_step,
     )
-    final_report(result, is_main)
-    report_checksum(rank, model.state_dict())
-    if is_main and not result.stopped:
-        save_weights(model, paths.model_dir())
-    return exit_code(result)
+    return finish(result, rank=rank, model=model, is_main=is_main)
 
 
 if __name__ == "__main__":

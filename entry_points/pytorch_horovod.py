@@ -35,18 +35,14 @@ from smdist.runtime.torch_training import (
     LoopSettings,
     build_classifier,
     choose_precision,
-    exit_code,
-    final_report,
-    load_train_data,
+    finish,
+    main_rank_checkpoints,
     pick_device,
-    read_latest_checkpoint,
-    report_checksum,
+    resume,
     run_entry_point,
     run_training,
-    save_weights,
     say,
-    sharded_loader,
-    write_checkpoint,
+    training_data,
 )
 
 
@@ -95,13 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     device = pick_device(hvd.local_rank())
     precision = choose_precision(device, args.mixed_precision)
 
-    torch.manual_seed(args.seed)
-    dataset, features, classes = load_train_data(
-        paths.channel_dir("train"), args.samples, args.seed
-    )
-    loader, sampler = sharded_loader(
-        dataset, args.batch_size, world_size, rank, args.seed, pin_memory=device.type == "cuda"
-    )
+    loader, sampler, features, classes = training_data(args, world_size, rank, device)
     model = build_classifier(features, classes, args.hidden_size).to(device)
     optimizer = hvd.DistributedOptimizer(
         torch.optim.SGD(model.parameters(), lr=args.learning_rate * world_size, momentum=0.9),
@@ -120,12 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     # Rank 0 reads the newest checkpoint (other hosts may not have the file); the broadcasts
     # below give every rank its parameters, optimizer state and step.
     checkpoint_dir = paths.checkpoint_dir()
-    start_step = 0
-    resumed = read_latest_checkpoint(checkpoint_dir, is_main)
-    if resumed is not None:
-        model.load_state_dict(resumed["model"])
-        optimizer.load_state_dict(resumed["optimizer"])
-        start_step = int(resumed["step"])
+    start_step = resume(model, optimizer, checkpoint_dir, is_main)
     start_step = hvd.broadcast_object(start_step, root_rank=0, name="smdist.start_step")
     hvd.broadcast_parameters(model.state_dict(), root_rank=0)
     hvd.broadcast_optimizer_state(optimizer, root_rank=0)
@@ -148,27 +133,18 @@ def main(argv: list[str] | None = None) -> int:
             scaler.update()
         return loss
 
-    def checkpoint(step: int) -> None:
-        if is_main:
-            payload = {"model": model.state_dict(), "optimizer": optimizer.state_dict()}
-            write_checkpoint(checkpoint_dir, step, payload)
-
     result = run_training(
         loader,
         sampler,
         train_step,
         LoopSettings.from_args(args, replicas=world_size),
-        checkpoint=checkpoint,
+        checkpoint=main_rank_checkpoints(model, optimizer, checkpoint_dir, is_main),
         stop=stop,
         agree=HorovodAgreement(),
         is_main=is_main,
         start_step=start_step,
     )
-    final_report(result, is_main)
-    report_checksum(rank, model.state_dict())
-    if is_main and not result.stopped:
-        save_weights(model, paths.model_dir())
-    return exit_code(result)
+    return finish(result, rank=rank, model=model, is_main=is_main)
 
 
 if __name__ == "__main__":

@@ -42,14 +42,13 @@ from smdist.runtime.torch_training import (
     choose_precision,
     exit_code,
     final_report,
-    load_train_data,
     pick_device,
-    read_latest_checkpoint,
     report_checksum,
+    resume,
     run_entry_point,
     run_training,
     say,
-    sharded_loader,
+    training_data,
 )
 
 
@@ -75,18 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     device = pick_device(smp.local_rank())
     precision = choose_precision(device, args.mixed_precision, allow_fp16=False)
 
-    torch.manual_seed(args.seed)
-    dataset, features, classes = load_train_data(
-        paths.channel_dir("train"), args.samples, args.seed
-    )
-    loader, sampler = sharded_loader(
-        dataset,
-        args.batch_size,
-        smp.dp_size(),
-        smp.dp_rank(),
-        args.seed,
-        pin_memory=device.type == "cuda",
-    )
+    loader, sampler, features, classes = training_data(args, smp.dp_size(), smp.dp_rank(), device)
     model = smp.DistributedModel(build_classifier(features, classes, args.hidden_size))
     optimizer = smp.DistributedOptimizer(
         torch.optim.SGD(model.parameters(), lr=args.learning_rate * smp.dp_size(), momentum=0.9)
@@ -101,12 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         )
 
     checkpoint_dir = paths.checkpoint_dir()
-    start_step = 0
-    resumed = read_latest_checkpoint(checkpoint_dir, is_main)
-    if resumed is not None:
-        model.load_state_dict(resumed["model"])
-        optimizer.load_state_dict(resumed["optimizer"])
-        start_step = resumed["step"]
+    start_step = resume(model, optimizer, checkpoint_dir, is_main)
 
     @smp.step
     def forward_backward(model, inputs, targets):

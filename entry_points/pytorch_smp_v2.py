@@ -49,14 +49,13 @@ from smdist.runtime.torch_training import (
     choose_precision,
     exit_code,
     final_report,
-    load_train_data,
     pick_device,
     read_latest_checkpoint,
     report_checksum,
     run_entry_point,
     run_training,
     say,
-    sharded_loader,
+    training_data,
     write_checkpoint,
 )
 
@@ -95,13 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     if precision.tf32:
         precision_text += ", TF32 matmuls"
 
-    torch.manual_seed(args.seed)
-    dataset, features, classes = load_train_data(
-        paths.channel_dir("train"), args.samples, args.seed
-    )
-    loader, sampler = sharded_loader(
-        dataset, args.batch_size, world_size, rank, args.seed, pin_memory=device.type == "cuda"
-    )
+    loader, sampler, features, classes = training_data(args, world_size, rank, device)
     model = tsm.transform(build_classifier(features, classes, args.hidden_size).to(device))
     layers = [module for module in model.modules() if isinstance(module, nn.Linear)]
     hybrid_shard_degree = tsm.state.hybrid_shard_degree or 0

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from smdist.runtime import checkpoints, paths, tf_training
-from smdist.runtime.args import parse_training_args, training_arg_parser
+from smdist.runtime.args import parse_training_args, tensorflow_arg_parser
 from smdist.runtime.horovod_training import apply_collective_timeout, check_world_size
 from smdist.runtime.metrics import log_metrics
 from smdist.runtime.stop import TERMINATED_EXIT_CODE, StopRequest
@@ -42,13 +42,7 @@ STOP_CHECK_EVERY = 10
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = training_arg_parser()
-    parser.add_argument(
-        "--model_dir",
-        default=None,
-        help="set by the SageMaker TensorFlow estimator (an S3 URI); ignored: the model is "
-        "saved to SM_MODEL_DIR",
-    )
+    parser = tensorflow_arg_parser()
     args = parse_training_args(argv, parser)
     if args.smdist_collective_timeout < 0:
         parser.error(

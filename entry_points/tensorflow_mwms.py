@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from smdist.runtime import checkpoints, paths, tf_training
-from smdist.runtime.args import parse_training_args, training_arg_parser
+from smdist.runtime.args import parse_training_args, tensorflow_arg_parser
 from smdist.runtime.environments import ClusterEnvironmentError
 from smdist.runtime.metrics import log_metrics
 from smdist.runtime.stop import TERMINATED_EXIT_CODE, StopRequest
@@ -45,13 +45,7 @@ CONFIG_ERROR_EXIT_CODE = 2
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = training_arg_parser()
-    parser.add_argument(
-        "--model_dir",
-        default=None,
-        help="set by the SageMaker TensorFlow estimator (an S3 URI); ignored: the model is "
-        "saved to SM_MODEL_DIR",
-    )
+    parser = tensorflow_arg_parser()
     args = parse_training_args(argv, parser)
     if args.smdist_communication not in tf_training.COMMUNICATION_CHOICES:
         parser.error(

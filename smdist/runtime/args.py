@@ -84,6 +84,22 @@ def training_arg_parser(**defaults: object) -> argparse.ArgumentParser:
     return parser
 
 
+def tensorflow_arg_parser(**defaults: object) -> argparse.ArgumentParser:
+    """The common hyperparameters plus ``--model_dir``, for TensorFlow entry points.
+
+    The SageMaker TensorFlow estimator always adds ``--model_dir s3://...``; it is accepted and
+    ignored, because the model goes to SM_MODEL_DIR, which SageMaker uploads.
+    """
+    parser = training_arg_parser(**defaults)
+    parser.add_argument(
+        "--model_dir",
+        default=None,
+        help="set by the SageMaker TensorFlow estimator (an S3 URI); ignored: the model is "
+        "saved to SM_MODEL_DIR",
+    )
+    return parser
+
+
 def parse_training_args(
     argv: Sequence[str] | None = None,
     parser: argparse.ArgumentParser | None = None,

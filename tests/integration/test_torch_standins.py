@@ -18,8 +18,6 @@ import torch
 from smdist.runtime.smp import api as smp
 from smdist.runtime.smp.microbatches import MicrobatchSplitError, split_value
 from smdist.runtime.torch_training import (
-    FIRST_AGREEMENT_STEPS,
-    MAX_AGREEMENT_INTERVAL,
     ConfigurationError,
     LoopSettings,
     build_classifier,
@@ -27,6 +25,7 @@ from smdist.runtime.torch_training import (
     synthetic_classification,
     weights_checksum,
 )
+from smdist.runtime.torch_training.loop import FIRST_AGREEMENT_STEPS, MAX_AGREEMENT_INTERVAL
 
 pytestmark = [pytest.mark.integration, pytest.mark.torch]
 MICROBATCHES = 4

@@ -23,6 +23,10 @@ logger = logging.getLogger("smdist.runtime.environments")
 _logged_defaults: set[str] = set()
 
 
+DEFAULT_MAIN_ADDRESS = "127.0.0.1"
+DEFAULT_MAIN_PORT = 29500  # torch.distributed's own default
+
+
 class ClusterEnvironmentError(ValueError):
     """A variable describing the cluster is missing or malformed; the message says which."""
 
@@ -114,6 +118,7 @@ class ClusterEnvironment(ABC):
     """
 
     name: ClassVar[str]
+    default_main_port: ClassVar[int] = DEFAULT_MAIN_PORT
 
     def __init__(self, environ: Mapping[str, str] | None = None) -> None:
         self.environ: Mapping[str, str] = os.environ if environ is None else environ
@@ -153,6 +158,24 @@ class ClusterEnvironment(ABC):
 
     def num_nodes(self) -> int:
         return max(len(self.hosts), 1)
+
+    def _master_addr(self, fallback: str | None, reason: str) -> str:
+        """MASTER_ADDR when set, else ``fallback``, else the loopback default (said once)."""
+        address = self.environ.get("MASTER_ADDR", "").strip()
+        if address:
+            return address
+        if fallback:
+            return fallback
+        log_default_once(self.name, "MASTER_ADDR", DEFAULT_MAIN_ADDRESS, reason)
+        return DEFAULT_MAIN_ADDRESS
+
+    def _master_port(self, reason: str) -> int:
+        """MASTER_PORT when set, else the default port (said once, with ``reason``)."""
+        port = read_port(self.environ, "MASTER_PORT")
+        if port is None:
+            log_default_once(self.name, "MASTER_PORT", self.default_main_port, reason)
+            return self.default_main_port
+        return port
 
     def is_main_process(self) -> bool:
         return self.global_rank() == 0

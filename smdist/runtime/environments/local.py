@@ -8,10 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .base import ClusterEnvironment, log_default_once, read_port
-
-DEFAULT_MAIN_ADDRESS = "127.0.0.1"
-DEFAULT_MAIN_PORT = 29500
+from .base import ClusterEnvironment
 
 
 class LocalEnvironment(ClusterEnvironment):
@@ -39,19 +36,11 @@ class LocalEnvironment(ClusterEnvironment):
 
     @property
     def main_address(self) -> str:
-        address = self.environ.get("MASTER_ADDR", "").strip()
-        if not address:
-            log_default_once(self.name, "MASTER_ADDR", DEFAULT_MAIN_ADDRESS, "single process")
-            return DEFAULT_MAIN_ADDRESS
-        return address
+        return self._master_addr(None, "single process")
 
     @property
     def main_port(self) -> int:
-        port = read_port(self.environ, "MASTER_PORT")
-        if port is None:
-            log_default_once(self.name, "MASTER_PORT", DEFAULT_MAIN_PORT, "single process")
-            return DEFAULT_MAIN_PORT
-        return port
+        return self._master_port("single process")
 
     @property
     def devices_per_node(self) -> int:

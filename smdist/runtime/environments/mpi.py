@@ -19,14 +19,9 @@ from collections.abc import Mapping
 from .base import (
     ClusterEnvironment,
     ClusterEnvironmentError,
-    log_default_once,
     parse_host_list,
     read_int,
-    read_port,
 )
-
-DEFAULT_MAIN_ADDRESS = "127.0.0.1"
-DEFAULT_MAIN_PORT = 29500
 
 
 class MPIEnvironment(ClusterEnvironment):
@@ -79,21 +74,11 @@ class MPIEnvironment(ClusterEnvironment):
 
     @property
     def main_address(self) -> str:
-        address = self.environ.get("MASTER_ADDR", "").strip()
-        if address:
-            return address
-        if self.hosts:
-            return self.hosts[0]
-        log_default_once(self.name, "MASTER_ADDR", DEFAULT_MAIN_ADDRESS, "no MASTER_ADDR, SM_HOSTS")
-        return DEFAULT_MAIN_ADDRESS
+        return self._master_addr(self.hosts[0] if self.hosts else None, "no MASTER_ADDR, SM_HOSTS")
 
     @property
     def main_port(self) -> int:
-        port = read_port(self.environ, "MASTER_PORT")
-        if port is None:
-            log_default_once(self.name, "MASTER_PORT", DEFAULT_MAIN_PORT, "not set")
-            return DEFAULT_MAIN_PORT
-        return port
+        return self._master_port("not set")
 
     @property
     def devices_per_node(self) -> int:

@@ -26,7 +26,6 @@ from .base import (
 DEFAULT_ROLE = "worker"
 DEFAULT_PORT_LABEL = "SynPort"
 PORT_LABEL_ENV = "SMDIST_PAI_PORT_LABEL"
-DEFAULT_MAIN_PORT = 29500
 _INDEX_VARIABLES = ("PAI_CURRENT_TASK_ROLE_CURRENT_TASK_INDEX", "PAI_TASK_INDEX")
 
 
@@ -110,9 +109,12 @@ class OpenPAIEnvironment(ClusterEnvironment):
         if port is not None:
             return port
         log_default_once(
-            self.name, f"a port labelled {label!r} for task 0", DEFAULT_MAIN_PORT, "not reserved"
+            self.name,
+            f"a port labelled {label!r} for task 0",
+            self.default_main_port,
+            "not reserved",
         )
-        return DEFAULT_MAIN_PORT
+        return self.default_main_port
 
     @property
     def devices_per_node(self) -> int:

@@ -23,7 +23,6 @@ from .base import (
     log_default_once,
     parse_host_list,
     read_int,
-    read_port,
 )
 
 DEFAULT_BASE_DIR = "/opt/ml"
@@ -39,6 +38,7 @@ def resource_config_path(environ: Mapping[str, str]) -> Path:
 
 class SageMakerEnvironment(ClusterEnvironment):
     name = "sagemaker"
+    default_main_port = DEFAULT_MAIN_PORT
 
     @staticmethod
     def detect(environ: Mapping[str, str]) -> bool:
@@ -114,11 +114,7 @@ class SageMakerEnvironment(ClusterEnvironment):
 
     @property
     def main_port(self) -> int:
-        port = read_port(self.environ, "MASTER_PORT")
-        if port is None:
-            log_default_once(self.name, "MASTER_PORT", DEFAULT_MAIN_PORT, "SageMaker's default")
-            return DEFAULT_MAIN_PORT
-        return port
+        return self._master_port("SageMaker's default")
 
     def announced_gpus(self) -> int | None:
         """SM_NUM_GPUS, or None when the host does not say (the caller may ask the driver)."""

@@ -23,7 +23,6 @@ from .base import (
 _RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")
 # Spread concurrent jobs sharing a node over distinct ports, derived from the job id.
 _PORT_BASE = 15000
-DEFAULT_MAIN_PORT = 29500
 
 
 def _split_top_level(text: str) -> list[str]:
@@ -138,8 +137,8 @@ class SlurmEnvironment(ClusterEnvironment):
             port = _PORT_BASE + int(job_id[-4:])
             log_default_once(self.name, "MASTER_PORT", port, "derived from SLURM_JOB_ID")
             return port
-        log_default_once(self.name, "MASTER_PORT", DEFAULT_MAIN_PORT, "no SLURM_JOB_ID")
-        return DEFAULT_MAIN_PORT
+        log_default_once(self.name, "MASTER_PORT", self.default_main_port, "no SLURM_JOB_ID")
+        return self.default_main_port
 
     @property
     def devices_per_node(self) -> int:

@@ -9,10 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .base import ClusterEnvironment, ClusterEnvironmentError, log_default_once, read_int, read_port
-
-DEFAULT_MAIN_ADDRESS = "127.0.0.1"
-DEFAULT_MAIN_PORT = 29500  # torch.distributed's own default
+from .base import ClusterEnvironment, ClusterEnvironmentError, read_int
 
 
 class TorchElasticEnvironment(ClusterEnvironment):
@@ -65,19 +62,11 @@ class TorchElasticEnvironment(ClusterEnvironment):
 
     @property
     def main_address(self) -> str:
-        address = self.environ.get("MASTER_ADDR", "").strip()
-        if not address:
-            log_default_once(self.name, "MASTER_ADDR", DEFAULT_MAIN_ADDRESS, "not set")
-            return DEFAULT_MAIN_ADDRESS
-        return address
+        return self._master_addr(None, "not set")
 
     @property
     def main_port(self) -> int:
-        port = read_port(self.environ, "MASTER_PORT")
-        if port is None:
-            log_default_once(self.name, "MASTER_PORT", DEFAULT_MAIN_PORT, "not set")
-            return DEFAULT_MAIN_PORT
-        return port
+        return self._master_port("not set")
 
     @property
     def devices_per_node(self) -> int:
