@@ -13,26 +13,28 @@ microbatches of a step and then over all ranks (torch DDP underneath).
 from __future__ import annotations
 
 import contextlib
-import enum
-import functools
-import inspect
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from typing import Any
 
 import torch
 import torch.distributed as dist
-from torch import nn
-from torch.nn.parallel import DistributedDataParallel
 
-from smdist.runtime.smp.config import SMPConfig, parse_mp_parameters
-from smdist.runtime.smp.microbatches import (
-    StepOutput,
-    merge_outputs,
-    run_microbatches,
-    split_arguments,
+from smdist.runtime.smp.config import parse_mp_parameters
+from smdist.runtime.smp.microbatches import StepOutput
+from smdist.runtime.smp.model import DistributedModel, DistributedOptimizer
+from smdist.runtime.smp.state import (
+    _ALL_RANK_GROUPS,
+    DP_GROUP,
+    MP_GROUP,
+    WORLD,
+    CommGroup,
+    RankType,
+    note_once,
+    require_init,
+    state,
 )
-from smdist.runtime.torch_training import ensure_rendezvous_env, release_before_exit, say
+from smdist.runtime.smp.step import step
+from smdist.runtime.torch_training import ensure_rendezvous_env, release_before_exit
 
 __all__ = [
     "DP_GROUP",
@@ -80,73 +82,6 @@ __all__ = [
     "tp_size",
 ]
 
-PARTIAL_KEY = "_smp_is_partial"
-
-
-class CommGroup(enum.Enum):
-    WORLD = 0
-    MP_GROUP = 1
-    DP_GROUP = 2
-    TP_GROUP = 3
-    PP_GROUP = 4
-    RDP_GROUP = 5
-
-
-WORLD = CommGroup.WORLD
-MP_GROUP = CommGroup.MP_GROUP
-DP_GROUP = CommGroup.DP_GROUP
-TP_GROUP = CommGroup.TP_GROUP
-PP_GROUP = CommGroup.PP_GROUP
-RDP_GROUP = CommGroup.RDP_GROUP
-# Groups that span all ranks here; the others hold only the calling rank.
-_ALL_RANK_GROUPS = (CommGroup.WORLD, CommGroup.DP_GROUP, CommGroup.RDP_GROUP)
-
-
-class RankType(enum.Enum):
-    WORLD_RANK = 0
-    MP_RANK = 1
-    DP_RANK = 2
-    TP_RANK = 3
-    PP_RANK = 4
-    RDP_RANK = 5
-
-
-@dataclass
-class _State:
-    """What ``smp.state`` holds after ``smp.init()``."""
-
-    cfg: SMPConfig | None = None
-    rank: int = 0
-    size: int = 1
-    local_rank: int = 0
-    local_size: int = 1
-    model: DistributedModel | None = None
-    optimizer: torch.optim.Optimizer | None = None
-    microbatch: int = 0
-    in_step: bool = False
-    steps_run: int = 0
-    announced: set[str] = field(default_factory=set)
-
-    @property
-    def initialized(self) -> bool:
-        return self.cfg is not None
-
-
-state = _State()
-
-
-def _require_init(what: str) -> SMPConfig:
-    if state.cfg is None:
-        raise RuntimeError(f"{what} needs smp.init() to be called first")
-    return state.cfg
-
-
-def _note_once(message: str) -> None:
-    if message not in state.announced and state.rank == 0:
-        state.announced.add(message)
-        say(message)
-
-
 # --- initialisation and ranks -------------------------------------------------------------
 
 
@@ -161,20 +96,20 @@ def init(config: dict | str | None = None) -> None:
     cfg.check_world_size(state.size)
     state.cfg = cfg
     state.local_rank, state.local_size = _local_position()
-    _note_once(
+    note_once(
         "smp: SageMaker's model parallel library is not installed here; a local stand-in runs "
         f"every one of the {state.size} ranks as a full data-parallel replica "
         f"(microbatches={cfg.microbatches})"
     )
     if cfg.model_parallel_degree > 1 or cfg.sharded_data_parallel_degree > 1:
-        _note_once(
+        note_once(
             f"smp: pipeline_parallel_degree={cfg.pipeline_parallel_degree}, "
             f"tensor_parallel_degree={cfg.tensor_parallel_degree} and "
             f"sharded_data_parallel_degree={cfg.sharded_data_parallel_degree} take effect only "
             "on SageMaker; here mp_size()=1 and dp_size()=size()"
         )
     if cfg.unknown:
-        _note_once(f"smp: unknown SMP parameters ignored: {', '.join(cfg.unknown)}")
+        note_once(f"smp: unknown SMP parameters ignored: {', '.join(cfg.unknown)}")
 
 
 def _release_model() -> None:
@@ -202,22 +137,22 @@ def is_tracing() -> bool:
 
 
 def rank() -> int:
-    _require_init("smp.rank()")
+    require_init("smp.rank()")
     return state.rank
 
 
 def size() -> int:
-    _require_init("smp.size()")
+    require_init("smp.size()")
     return state.size
 
 
 def local_rank() -> int:
-    _require_init("smp.local_rank()")
+    require_init("smp.local_rank()")
     return state.local_rank
 
 
 def local_size() -> int:
-    _require_init("smp.local_size()")
+    require_init("smp.local_size()")
     return state.local_size
 
 
@@ -226,12 +161,12 @@ dp_size = rdp_size = size
 
 
 def mp_rank() -> int:
-    _require_init("smp.mp_rank()")
+    require_init("smp.mp_rank()")
     return 0
 
 
 def mp_size() -> int:
-    _require_init("smp.mp_size()")
+    require_init("smp.mp_size()")
     return 1
 
 
@@ -256,7 +191,7 @@ get_rdp_group = get_dp_group
 
 
 def get_world_process_group() -> dist.ProcessGroup:
-    _require_init("smp.get_world_process_group()")
+    require_init("smp.get_world_process_group()")
     return dist.group.WORLD
 
 
@@ -267,7 +202,7 @@ get_dp_process_group = get_rdp_process_group = get_world_process_group
 
 
 def _spans_all(group: CommGroup) -> bool:
-    _require_init("smp communication")
+    require_init("smp communication")
     return group in _ALL_RANK_GROUPS and state.size > 1
 
 
@@ -301,7 +236,7 @@ def broadcast(obj: Any, group: CommGroup = WORLD) -> None:
 def recv_from(src_rank: int, rank_type: RankType = RankType.WORLD_RANK) -> Any:
     """Receive what ``src_rank`` sent with ``broadcast`` (point-to-point ``send`` is not
     provided by the stand-in)."""
-    _require_init("smp.recv_from()")
+    require_init("smp.recv_from()")
     if rank_type not in (RankType.WORLD_RANK, RankType.DP_RANK, RankType.RDP_RANK):
         raise ValueError(
             f"recv_from(rank_type={rank_type}) names a model-parallel rank; the stand-in has no "
@@ -310,237 +245,6 @@ def recv_from(src_rank: int, rank_type: RankType = RankType.WORLD_RANK) -> Any:
     box: list[Any] = [None]
     dist.broadcast_object_list(box, src=src_rank)
     return box[0]
-
-
-# --- model and optimizer ------------------------------------------------------------------
-
-
-class DistributedModel(nn.Module):
-    """``smp.DistributedModel``: the whole model on this rank, gradients averaged over ranks.
-
-    Call it and its ``backward`` only inside an ``@smp.step`` function, as with the real
-    library. Its ``state_dict()`` has the wrapped module's keys, so a saved model loads into
-    the plain module.
-    """
-
-    def __init__(
-        self,
-        module: nn.Module,
-        trace_device: str = "gpu",
-        trace_execution_times: bool = False,
-        overlapping_allreduce: bool = True,
-        backward_passes_per_step: int = 1,
-        average_grads_across_microbatches: bool = True,
-        bucket_cap_mb: int = 25,
-        trace_memory_usage: bool = False,
-        broadcast_buffers: bool = True,
-        gradient_as_bucket_view: bool = False,
-    ) -> None:
-        _require_init("smp.DistributedModel")
-        if state.model is not None:
-            raise RuntimeError("only one model per job can be wrapped with smp.DistributedModel")
-        if trace_device not in ("gpu", "cpu"):
-            raise ValueError(f"trace_device={trace_device!r} must be 'gpu' or 'cpu'")
-        if backward_passes_per_step < 1:
-            raise ValueError(f"backward_passes_per_step={backward_passes_per_step} must be >= 1")
-        super().__init__()
-        if torch.cuda.is_available():
-            module = module.to(torch.device("cuda", torch.cuda.current_device()))
-        self.module = module
-        self.backward_passes_per_step = backward_passes_per_step
-        self.average_grads_across_microbatches = average_grads_across_microbatches
-        self.partitioned = False
-        self._post_partition_hooks: dict[int, Callable[[DistributedModel, Any], None]] = {}
-        # Kept outside the module registry so parameters are not listed twice.
-        options: dict[str, Any] = {} if broadcast_buffers else {"broadcast_buffers": False}
-        ddp = DistributedDataParallel(
-            module,
-            device_ids=[torch.cuda.current_device()] if torch.cuda.is_available() else None,
-            bucket_cap_mb=bucket_cap_mb,
-            gradient_as_bucket_view=gradient_as_bucket_view,
-            **options,
-        )
-        object.__setattr__(self, "_ddp", ddp)
-        state.model = self
-
-    def forward(self, *args: Any, **kwargs: Any) -> Any:
-        if not state.in_step:
-            raise RuntimeError(
-                "smp.DistributedModel can be called only inside an @smp.step function"
-            )
-        return self._ddp(*args, **kwargs)
-
-    def backward(self, tensors: Any, grad_tensors: Any = None) -> None:
-        """Replaces ``loss.backward()``; averages over microbatches unless configured not to."""
-        if not state.in_step:
-            raise RuntimeError("model.backward() can be called only inside an @smp.step function")
-        scale = 1.0
-        if self.average_grads_across_microbatches:
-            scale = 1.0 / _require_init("model.backward").microbatches
-        if grad_tensors is None:
-            tensors = _scaled(tensors, scale)
-        else:
-            grad_tensors = _scaled(grad_tensors, scale)
-        torch.autograd.backward(tensors, grad_tensors)
-
-    def _no_sync_unless(self, sync: bool) -> contextlib.AbstractContextManager:
-        return contextlib.nullcontext() if sync else self._ddp.no_sync()
-
-    def register_post_partition_hook(self, hook: Callable) -> _RemovableHandle:
-        """Runs once, at the first ``@smp.step`` call (where SMP partitions the model)."""
-        return _RemovableHandle(self._post_partition_hooks, hook)
-
-    def _partition_once(self, arguments: tuple) -> None:
-        if not self.partitioned:
-            self.partitioned = True
-            for hook in list(self._post_partition_hooks.values()):
-                hook(self, arguments)
-
-    def state_dict(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        return self.module.state_dict(*args, **kwargs)
-
-    def local_state_dict(self) -> dict[str, Any]:
-        return {**self.module.state_dict(), PARTIAL_KEY: True}
-
-    def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True) -> Any:
-        cleaned = {key: value for key, value in state_dict.items() if key != PARTIAL_KEY}
-        return self.module.load_state_dict(cleaned, strict=strict)
-
-    def local_parameters(self) -> Iterator[nn.Parameter]:
-        return self.module.parameters()
-
-    def local_named_parameters(self) -> Iterator[tuple[str, nn.Parameter]]:
-        return self.module.named_parameters()
-
-    def local_buffers(self) -> Iterator[torch.Tensor]:
-        return self.module.buffers()
-
-    def local_named_buffers(self) -> Iterator[tuple[str, torch.Tensor]]:
-        return self.module.named_buffers()
-
-    def local_modules(self) -> Iterator[nn.Module]:
-        return self.module.modules()
-
-    def local_named_modules(self) -> Iterator[tuple[str, nn.Module]]:
-        return self.module.named_modules()
-
-    def join(self, *args: Any, **kwargs: Any) -> Any:
-        return self._ddp.join(*args, **kwargs)
-
-
-class _RemovableHandle:
-    _next_id = 0
-
-    def __init__(self, hooks: dict, hook: Callable) -> None:
-        self._hooks, self.id = hooks, _RemovableHandle._next_id
-        _RemovableHandle._next_id += 1
-        hooks[self.id] = hook
-
-    def remove(self) -> None:
-        self._hooks.pop(self.id, None)
-
-
-def _scaled(values: Any, scale: float) -> Any:
-    if scale == 1.0 or values is None:
-        return values
-    if isinstance(values, (list, tuple)):
-        return type(values)(_scaled(value, scale) for value in values)
-    return values * scale
-
-
-def DistributedOptimizer(  # noqa: N802 - the library's name for what is a wrapper in use
-    optimizer: torch.optim.Optimizer,
-    static_loss_scale: float | None = 1.0,
-    dynamic_loss_scale: bool = False,
-    **dynamic_loss_args: Any,
-) -> torch.optim.Optimizer:
-    """``smp.DistributedOptimizer``: the same optimizer, with SMP's state-dict methods.
-
-    Like the real wrapper it returns an optimizer whose ``load_state_dict`` accepts partial
-    state dicts and which gains ``local_state_dict()``; it stays a ``torch.optim.Optimizer``,
-    so learning-rate schedulers accept it. The fp16 loss-scaling arguments are accepted; fp16
-    training with SMP's loss scaler is not reproduced.
-    """
-    _require_init("smp.DistributedOptimizer")
-    if dynamic_loss_scale or static_loss_scale not in (1.0, None) or dynamic_loss_args:
-        _note_once("smp: fp16 loss-scaling arguments of DistributedOptimizer have no effect here")
-    original_load = optimizer.load_state_dict
-
-    def load_state_dict(state_dict: dict[str, Any]) -> None:
-        original_load({key: value for key, value in state_dict.items() if key != PARTIAL_KEY})
-
-    def local_state_dict() -> dict[str, Any]:
-        return {**optimizer.state_dict(), PARTIAL_KEY: True}
-
-    optimizer.load_state_dict = load_state_dict  # type: ignore[method-assign]
-    optimizer.local_state_dict = local_state_dict  # type: ignore[attr-defined]
-    state.optimizer = optimizer
-    return optimizer
-
-
-# --- the step decorator -------------------------------------------------------------------
-
-
-def step(
-    function: Callable | None = None,
-    *,
-    non_split_inputs: Sequence[str] | None = None,
-    input_split_axes: dict[str, int] | None = None,
-    detach_outputs: bool = True,
-) -> Any:
-    """``@smp.step`` / ``@smp.step(...)``: run the body once per microbatch.
-
-    Tensors the body returns come back as ``StepOutput`` (``reduce_mean()``, ``concat()``, ...).
-    Gradients are summed locally over the microbatches and averaged over ranks once, after the
-    last microbatch of the step (every ``backward_passes_per_step`` steps).
-    """
-    if function is None:
-        return functools.partial(
-            step,
-            non_split_inputs=non_split_inputs,
-            input_split_axes=input_split_axes,
-            detach_outputs=detach_outputs,
-        )
-    signature = inspect.signature(function)
-
-    @functools.wraps(function)
-    def run_step(*args: Any, **kwargs: Any) -> Any:
-        cfg = _require_init("an @smp.step function")
-        if state.in_step:
-            raise RuntimeError("@smp.step functions cannot call one another")
-        bound = signature.bind(*args, **kwargs)
-        per_microbatch = [
-            _rebind(signature, arguments)
-            for arguments in split_arguments(
-                bound.arguments, cfg.microbatches, non_split_inputs or (), input_split_axes
-            )
-        ]
-        model = state.model
-        if model is not None:
-            model._partition_once(args)
-        syncs = model is None or (state.steps_run + 1) % model.backward_passes_per_step == 0
-        last = cfg.microbatches - 1
-
-        def context_for(index: int) -> contextlib.AbstractContextManager:
-            state.microbatch = index
-            if model is None:
-                return contextlib.nullcontext()
-            return model._no_sync_unless(syncs and index == last)
-
-        state.in_step = True
-        try:
-            results = run_microbatches(function, per_microbatch, context_for)
-        finally:
-            state.in_step = False
-        state.steps_run += 1
-        return merge_outputs(results, detach_outputs)
-
-    return run_step
-
-
-def _rebind(signature: inspect.Signature, arguments: dict[str, Any]) -> tuple[tuple, dict]:
-    bound = inspect.BoundArguments(signature, arguments)  # type: ignore[arg-type]
-    return bound.args, bound.kwargs
 
 
 # --- saving and loading -------------------------------------------------------------------
@@ -586,7 +290,7 @@ def load(
 @contextlib.contextmanager
 def partition(index: int) -> Iterator[None]:
     """Manual placement on SageMaker; every module stays on this rank here."""
-    cfg = _require_init("smp.partition")
+    cfg = require_init("smp.partition")
     if not 0 <= index < cfg.pipeline_parallel_degree:
         raise ValueError(
             f"smp.partition({index}): the index must be below pipeline_parallel_degree="
