@@ -131,6 +131,7 @@ def _assignment(text: str) -> tuple[str, object]:
     import yaml
 
     from smdist.errors import Problem
+    from smdist.yaml_text import parse_yaml
 
     name, equals, raw = text.partition("=")
     if not equals or not name.strip():
@@ -138,7 +139,7 @@ def _assignment(text: str) -> tuple[str, object]:
             [Problem("--set", "is not name=value", text, "e.g. --set epochs=1 -H max_steps=20")]
         )
     try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
+        value = parse_yaml(raw) if raw.strip() else ""
     except yaml.YAMLError:
         value = raw
     return name.strip(), value

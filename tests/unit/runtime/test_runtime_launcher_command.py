@@ -191,17 +191,24 @@ def command_for(node_rank: int, **overrides) -> list[str]:
     return build_torchrun_command(**arguments)
 
 
+# What every host's command starts and ends with: torchrun, the sizes, the script and its args.
+SECOND_HOST_HEAD = [
+    "/usr/bin/python3",
+    "-m",
+    "torch.distributed.run",
+    "--nnodes",
+    "2",
+    "--nproc_per_node",
+    "8",
+    "--node_rank",
+    "1",
+]
+SCRIPT_AND_ARGS = ["/opt/ml/code/pytorch_ddp.py", "--epochs", "3", "--note", "a b"]
+
+
 def test_torchrun_command_for_the_second_host():
     assert command_for(1, local_addr="algo-2") == [
-        "/usr/bin/python3",
-        "-m",
-        "torch.distributed.run",
-        "--nnodes",
-        "2",
-        "--nproc_per_node",
-        "8",
-        "--node_rank",
-        "1",
+        *SECOND_HOST_HEAD,
         "--rdzv_backend",
         "c10d",
         "--rdzv_endpoint",
@@ -214,35 +221,19 @@ def test_torchrun_command_for_the_second_host():
         "2",
         "--local_addr",
         "algo-2",
-        "/opt/ml/code/pytorch_ddp.py",
-        "--epochs",
-        "3",
-        "--note",
-        "a b",
+        *SCRIPT_AND_ARGS,
     ]
 
 
 def test_without_restarts_the_rendezvous_is_static_on_the_first_host():
     # Nothing to coordinate across hosts, so no c10d: its first joiner polls once a second.
     assert command_for(1, max_restarts=0) == [
-        "/usr/bin/python3",
-        "-m",
-        "torch.distributed.run",
-        "--nnodes",
-        "2",
-        "--nproc_per_node",
-        "8",
-        "--node_rank",
-        "1",
+        *SECOND_HOST_HEAD,
         "--master_addr",
         "algo-1",
         "--master_port",
         "29400",
-        "/opt/ml/code/pytorch_ddp.py",
-        "--epochs",
-        "3",
-        "--note",
-        "a b",
+        *SCRIPT_AND_ARGS,
     ]
 
 
