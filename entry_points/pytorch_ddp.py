@@ -3,8 +3,8 @@
 Started by torchrun (directly, or through smdist's ``launch_torchrun.py`` on SageMaker), one
 process per GPU, or one per host on CPUs. Each process:
 
-1. joins the default process group (``--smdist_backend``: auto = NCCL on GPUs, gloo on CPUs;
-   ``--smdist_collective_timeout`` seconds before a stuck collective fails, 0 = torch's default);
+1. joins the default process group (``SMDIST_BACKEND``: auto = NCCL on GPUs, gloo on CPUs;
+   ``SMDIST_COLLECTIVE_TIMEOUT`` seconds before a stuck collective fails, 0 = torch's default);
 2. takes its shard of the data (``*.npz`` from the train channel, or synthetic data);
 3. wraps the model in DDP, which averages gradients over all processes during backward;
 4. scales the learning rate with the number of processes (the global batch grows with it);
@@ -55,12 +55,12 @@ def resolve_backend(requested: str) -> str:
     """``auto`` means NCCL where there are GPUs and gloo on CPUs."""
     if requested not in BACKENDS:
         raise ConfigurationError(
-            f"smdist_backend={requested!r} must be one of {', '.join(BACKENDS)}"
+            f"SMDIST_BACKEND={requested!r} must be one of {', '.join(BACKENDS)}"
         )
     if requested == "auto":
         return "nccl" if torch.cuda.is_available() else "gloo"
     if requested == "nccl" and not torch.cuda.is_available():
-        raise ConfigurationError("smdist_backend='nccl' needs GPUs; this host has none (use gloo)")
+        raise ConfigurationError("SMDIST_BACKEND='nccl' needs GPUs; this host has none (use gloo)")
     return requested
 
 

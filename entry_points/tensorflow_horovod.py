@@ -46,7 +46,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args = parse_training_args(argv, parser)
     if args.smdist_collective_timeout < 0:
         parser.error(
-            f"--smdist_collective_timeout={args.smdist_collective_timeout}: use seconds >= 0 "
+            f"SMDIST_COLLECTIVE_TIMEOUT={args.smdist_collective_timeout}: use seconds >= 0 "
             "(0 keeps Horovod's default, no timeout)"
         )
     return args

@@ -6,8 +6,8 @@ SM_HOSTS / SM_CURRENT_HOST when it is missing, and leaves one that is already se
 TensorFlow container's multi_worker_mirrored_strategy option, or by hand) untouched.
 
 What it does on every worker, in order:
-- TF_CONFIG, then the strategy with the collective implementation (--smdist_communication) and
-  a collective timeout (--smdist_collective_timeout) so a lost worker cannot hang the job;
+- TF_CONFIG, then the strategy with the collective implementation (SMDIST_COMMUNICATION) and
+  a collective timeout (SMDIST_COLLECTIVE_TIMEOUT) so a lost worker cannot hang the job;
 - mixed precision where the GPU supports it; the global batch is the per-replica
   --batch_size times the replicas in sync, the learning rate scales the same way;
 - the model and optimizer state come from the chief: its newest checkpoint when there is one,
@@ -49,12 +49,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args = parse_training_args(argv, parser)
     if args.smdist_communication not in tf_training.COMMUNICATION_CHOICES:
         parser.error(
-            f"--smdist_communication={args.smdist_communication!r}: use one of "
+            f"SMDIST_COMMUNICATION={args.smdist_communication!r}: use one of "
             f"{', '.join(tf_training.COMMUNICATION_CHOICES)}"
         )
     if args.smdist_collective_timeout < 0:
         parser.error(
-            f"--smdist_collective_timeout={args.smdist_collective_timeout}: use seconds >= 0 "
+            f"SMDIST_COLLECTIVE_TIMEOUT={args.smdist_collective_timeout}: use seconds >= 0 "
             "(0 keeps TensorFlow's default, no timeout)"
         )
     return args

@@ -65,8 +65,8 @@ NOTEBOOKS = (
         "Horovod",
         'Horovod(framework="pytorch", processes_per_host=1)',
         "ml.p3.2xlarge",
-        "2.3.0",
-        "py311",
+        "2.0.0",  # the last PyTorch training image that carries Horovod
+        "py310",
     ),
     Notebook(
         "04_sddp.ipynb",

@@ -25,10 +25,14 @@ _EXPORTS = {
     "PyTorchDDP": "smdist.strategies",
     "SDDP": "smdist.strategies",
     "SDMP": "smdist.strategies",
+    "SMPv1": "smdist.strategies",
+    "SMPv2": "smdist.strategies",
     "Plan": "smdist.planning",
     "plan": "smdist.planning",
     "SpecError": "smdist.errors",
+    "SetupError": "smdist.errors",
     "fit": "smdist.backends",
+    "model_trainer": "smdist.backends.sagemaker_v3",
 }
 
 __all__ = [
@@ -43,20 +47,25 @@ __all__ = [
     "PyTorchDDP",
     "SDDP",
     "SDMP",
+    "SMPv1",
+    "SMPv2",
+    "SetupError",
     "SpecError",
     "Spot",
     "fit",
     "load",
+    "model_trainer",
     "plan",
 ]
 
 if TYPE_CHECKING:  # pragma: no cover
     from smdist.backends import fit
+    from smdist.backends.sagemaker_v3 import model_trainer
     from smdist.cluster import Cluster
-    from smdist.errors import SpecError
+    from smdist.errors import SetupError, SpecError
     from smdist.planning import Plan, plan
     from smdist.spec import Checkpoint, Code, JobSpec, Network, Spot, load
-    from smdist.strategies import MWMS, SDDP, SDMP, Horovod, PyTorchDDP
+    from smdist.strategies import MWMS, SDDP, SDMP, Horovod, PyTorchDDP, SMPv1, SMPv2
 
 
 def __getattr__(name: str) -> Any:

@@ -1,6 +1,16 @@
-"""The ``smdist`` command: plan, validate, schema, instances (and the backends' verbs).
+"""The ``smdist`` command: plan, validate, schema, instances, run, and SageMaker's verbs.
 
-Exit codes are the contract CI relies on: 0 success, 1 job failure, 2 invalid configuration.
+Exit codes are the contract CI relies on, one rule for every command (``smdist.exit_codes``):
+
+- 0: success (the job completed, the spec is valid, the request was made);
+- 1: a job ran and failed, or was stopped (Ctrl-C, SIGTERM, max_run);
+- 2: something to fix before anything can run, in the job or on this machine: an invalid job
+  file or option, an unreadable file, a missing tool (mpirun, Docker, horovod or torch in this
+  environment), missing AWS credentials or role, a request AWS refused;
+- 70: a bug in smdist itself, never the user's input.
+
+Commands raise; ``main`` alone turns an error into its exit code and a message saying what to
+fix, never a traceback unless ``smdist --debug ...`` (or ``SMDIST_DEBUG=1``) asks for it.
 """
 
 from __future__ import annotations
@@ -13,8 +23,7 @@ from typing import Annotated
 import typer
 
 from smdist.errors import SpecError
-
-EXIT_OK, EXIT_JOB_FAILED, EXIT_INVALID = 0, 1, 2
+from smdist.exit_codes import EXIT_INVALID, EXIT_JOB_FAILED, EXIT_OK, debug_requested, report
 
 app = typer.Typer(
     name="smdist",
@@ -25,6 +34,16 @@ app = typer.Typer(
 )
 
 JobFile = Annotated[Path, typer.Argument(help="job spec (YAML)", show_default=False)]
+_debug = [False]  # set by --debug before a command runs; read by main() when one raises
+
+
+@app.callback()
+def _global_options(
+    debug: Annotated[
+        bool, typer.Option("--debug", help="show an error's traceback (also: SMDIST_DEBUG=1)")
+    ] = False,
+) -> None:
+    _debug[0] = debug
 
 
 def _stderr():
@@ -33,22 +52,11 @@ def _stderr():
     return Console(stderr=True)
 
 
-def _fail_invalid(exc: SpecError) -> None:
-    console = _stderr()
-    console.print("[bold red]invalid job spec[/]", highlight=False)
-    for problem in exc.problems:
-        console.print(f"  - {problem}", highlight=False, markup=False)
-    raise typer.Exit(EXIT_INVALID)
-
-
 def _load_plan(path: Path):
     from smdist.planning import plan
     from smdist.spec import load
 
-    try:
-        return plan(load(path))
-    except SpecError as exc:
-        _fail_invalid(exc)
+    return plan(load(path))
 
 
 @app.command("plan")
@@ -131,7 +139,7 @@ def _assignment(text: str) -> tuple[str, object]:
     import yaml
 
     from smdist.errors import Problem
-    from smdist.yaml_text import parse_yaml
+    from smdist.yaml_text import StrictYamlError, parse_untrusted
 
     name, equals, raw = text.partition("=")
     if not equals or not name.strip():
@@ -139,7 +147,11 @@ def _assignment(text: str) -> tuple[str, object]:
             [Problem("--set", "is not name=value", text, "e.g. --set epochs=1 -H max_steps=20")]
         )
     try:
-        value = parse_yaml(raw) if raw.strip() else ""
+        value = parse_untrusted(raw) if raw.strip() else ""
+    except StrictYamlError as exc:  # an alias bomb or duplicate key: refused, not kept as text
+        inner = exc.path if not exc.path or exc.path.startswith("[") else f".{exc.path}"
+        where = f"hyperparameters.{name.strip()}{inner}"
+        raise SpecError([Problem(where, exc.message, None, exc.valid)]) from None
     except yaml.YAMLError:
         value = raw
     return name.strip(), value
@@ -194,26 +206,21 @@ def run(
     import signal
 
     from smdist.backends.base import JobStatus
-    from smdist.backends.local import PrepareError, launch
+    from smdist.backends.local import launch
     from smdist.planning import plan as make_plan
 
-    try:
-        plan = make_plan(_local_spec(job_file, assignments or []))
-        job = launch(
-            plan,
-            hosts=hosts,
-            processes_per_host=processes_per_host,
-            max_run=max_run,
-            stall_timeout=stall_timeout or None,
-            grace=grace,
-            use_gpus=False if cpu else None,
-            root=root,
-        )
-    except SpecError as exc:
-        _fail_invalid(exc)
-    except PrepareError as exc:
-        _stderr().print(f"[bold red]cannot run here:[/] {exc}", highlight=False)
-        raise typer.Exit(EXIT_JOB_FAILED) from None
+    # A SpecError or PrepareError here is reported by main(): exit 2, nothing started.
+    plan = make_plan(_local_spec(job_file, assignments or []))
+    job = launch(
+        plan,
+        hosts=hosts,
+        processes_per_host=processes_per_host,
+        max_run=max_run,
+        stall_timeout=stall_timeout or None,
+        grace=grace,
+        use_gpus=False if cpu else None,
+        root=root,
+    )
     previous = signal.signal(signal.SIGTERM, lambda signum, frame: job.stop())
     try:
         status = job.wait(logs=True)
@@ -221,16 +228,7 @@ def run(
         status = job.status if job.status.finished else JobStatus.STOPPED
     finally:
         signal.signal(signal.SIGTERM, previous)
-    console = _stderr()
-    if status is JobStatus.COMPLETED:
-        console.print(
-            f"{job.name}: Completed; model: {job.model_artifacts}", highlight=False, soft_wrap=True
-        )
-    else:
-        reason = job.failure_reason or "no reason given"
-        console.print(
-            f"{job.name}: {status.value}: {reason}", highlight=False, markup=False, soft_wrap=True
-        )
+    _report_end(job, status)
     raise typer.Exit(status.exit_code)
 
 
@@ -241,42 +239,20 @@ RegionOption = Annotated[str | None, typer.Option(help="AWS region (default: AWS
 PollOption = Annotated[float, typer.Option(help="seconds between status polls", hidden=True)]
 
 
-def _fail_aws(exc: Exception) -> None:
-    """AWS refused or could not be reached before any job ran: a configuration problem."""
-    _stderr().print(f"[bold red]AWS error:[/] {exc}", highlight=False, soft_wrap=True)
-    raise typer.Exit(EXIT_INVALID)
-
-
-def _aws_errors() -> tuple[type[Exception], ...]:
-    try:
-        from botocore.exceptions import BotoCoreError, ClientError
-    except ImportError:  # pragma: no cover - boto3 comes with the sagemaker extra
-        return ()
-    return (BotoCoreError, ClientError)
-
-
 def _attach(name: str, region: str | None, poll: float):
     from smdist.backends.sagemaker import attach_job
 
-    try:
-        return attach_job(name, region=region, poll_seconds=poll)
-    except SpecError as exc:
-        _fail_invalid(exc)
-    except _aws_errors() as exc:
-        _fail_aws(exc)
+    return attach_job(name, region=region, poll_seconds=poll)
 
 
 def _report_end(job, status) -> None:
+    """The last line of a job's output: its model, or why it failed (one line)."""
     console = _stderr()
     if status.value == "Completed":
-        console.print(
-            f"{job.name}: Completed; model: {job.model_artifacts}", highlight=False, soft_wrap=True
-        )
+        text = f"{job.name}: Completed; model: {job.model_artifacts}"
     else:
-        reason = job.failure_reason or "no reason given"
-        console.print(
-            f"{job.name}: {status.value}: {reason}", highlight=False, markup=False, soft_wrap=True
-        )
+        text = f"{job.name}: {status.value}: {job.failure_reason or 'no reason given'}"
+    console.print(text, highlight=False, markup=False, soft_wrap=True)
 
 
 @app.command()
@@ -301,10 +277,8 @@ def submit(
     if backend not in SUBMIT_BACKENDS:
         from smdist.errors import Problem
 
-        _fail_invalid(
-            SpecError(
-                [Problem("--backend", "unknown backend", backend, ", ".join(SUBMIT_BACKENDS))]
-            )
+        raise SpecError(
+            [Problem("--backend", "unknown backend", backend, ", ".join(SUBMIT_BACKENDS))]
         )
     plan = _load_plan(job_file)
     console = _stderr()
@@ -313,22 +287,22 @@ def submit(
             f"warning: {warning}", style="yellow", highlight=False, markup=False, soft_wrap=True
         )
     options = {"bucket": bucket, "role": role, "region": region, "poll_seconds": poll}
-    try:
-        if dry_run:
-            from smdist.backends import sagemaker as cloud
+    if dry_run:
+        from smdist.backends import sagemaker as cloud
 
-            shown = cloud.dry_run(plan, bucket=bucket, role=role, region=region)
-            typer.echo(json.dumps(shown.to_dict(), indent=2, default=str))
-            return
-        import importlib
+        shown = cloud.dry_run(plan, bucket=bucket, role=role, region=region)
+        typer.echo(json.dumps(shown.to_dict(), indent=2, default=str))
+        from smdist.packaging import dry_run_lines
 
-        from smdist.backends import BACKENDS
+        # On stderr: stdout stays the request as JSON. Every path left out is named, with why.
+        for line in dry_run_lines(plan):
+            console.print(line, highlight=False, markup=False, soft_wrap=True)
+        return
+    import importlib
 
-        job = importlib.import_module(BACKENDS[backend]).launch(plan, **options)
-    except SpecError as exc:
-        _fail_invalid(exc)
-    except _aws_errors() as exc:
-        _fail_aws(exc)
+    from smdist.backends import BACKENDS
+
+    job = importlib.import_module(BACKENDS[backend]).launch(plan, **options)
     typer.echo(job.name)
     uploaded = getattr(job, "uploaded_bytes", None)
     if uploaded is not None:
@@ -372,7 +346,7 @@ def logs(
     region: RegionOption = None,
     poll: PollOption = 10.0,
 ) -> None:
-    """Print a SageMaker job's CloudWatch logs (one [host] prefix per line)."""
+    """Print a SageMaker job's CloudWatch logs, each line prefixed with its host."""
     job = _attach(job_name, region, poll)
     for line in job.logs(follow=follow):
         typer.echo(line)
@@ -389,21 +363,22 @@ def stop(
 ) -> None:
     """Stop a SageMaker job (SIGTERM, then SIGKILL after 120 s; checkpoints sync to S3)."""
     job = _attach(job_name, region, poll)
-    try:
-        job.stop()
-    except _aws_errors() as exc:
-        _fail_aws(exc)
+    job.stop()
     _stderr().print(f"{job.name}: stop requested", highlight=False, soft_wrap=True)
     if wait:
         _report_end(job, job.wait())
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit code (see the module docstring)."""
+    _debug[0] = False
     try:
         app(args=argv, prog_name="smdist", standalone_mode=True)
-    except SystemExit as exc:
+    except SystemExit as exc:  # click's usage errors (2) and every command's typer.Exit
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else EXIT_INVALID)
+    except Exception as error:  # noqa: BLE001 - the one place errors become exit codes
+        return report(error, _stderr(), debug=debug_requested(_debug[0]))
     return EXIT_OK
 
 

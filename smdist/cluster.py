@@ -8,6 +8,10 @@ from smdist import catalog
 from smdist.base import StrictModel
 from smdist.instance_types import LOCAL_INSTANCE_TYPES, is_known_instance_type, suggestions
 
+# The API states no maximum; SageMaker's instance quotas are set per account and are far lower.
+# smdist's own bound keeps a typo (or 10**30) from making a topology of that many hosts.
+MAX_INSTANCE_COUNT = 10_000
+
 
 class Cluster(StrictModel):
     """``instance_count`` instances of ``instance_type`` (SageMaker's ``ml.*`` names)."""
@@ -16,7 +20,12 @@ class Cluster(StrictModel):
         description="SageMaker training instance type, e.g. ml.p4d.24xlarge",
         examples=["ml.p3.2xlarge", "ml.g5.12xlarge"],
     )
-    instance_count: int = Field(1, ge=1, description="number of instances (hosts)")
+    instance_count: int = Field(
+        1,
+        ge=1,
+        le=MAX_INSTANCE_COUNT,
+        description=f"number of instances (hosts), 1 to {MAX_INSTANCE_COUNT}",
+    )
 
     @field_validator("instance_type")
     @classmethod

@@ -34,7 +34,16 @@ class Problem:
         return text
 
 
-class SpecError(ValueError):
+class SetupError(Exception):
+    """Something a user must fix in the job or on this machine before the job can run.
+
+    The command line's one exit-code rule rests on this class: a SetupError (an invalid spec,
+    a missing mpirun, Docker or framework, unreadable input, missing AWS credentials) is exit
+    2 with a one-line message; only a job that ran and failed is exit 1.
+    """
+
+
+class SpecError(SetupError, ValueError):
     """A job spec that must not be submitted. ``problems`` lists every error found."""
 
     def __init__(self, problems: Sequence[Problem]) -> None:

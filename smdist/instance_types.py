@@ -1,8 +1,8 @@
 """Which SageMaker training instance types exist.
 
-smdist's catalogue knows the instances it has facts for. botocore's SageMaker service model, when
-boto3 is installed, lists every type the CreateTrainingJob API accepts; it is consulted only for
-names the catalogue does not know, because loading it costs far more than the catalogue lookup.
+The catalogue's snapshot of botocore's SageMaker service model lists every type the
+CreateTrainingJob API accepts. The installed botocore, when there is one, is consulted only for
+names the snapshot does not know (types newer than it), because loading it costs far more.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import functools
 import importlib.util
 
 from smdist import catalog
+from smdist.catalog import api
 
 LOCAL_INSTANCE_TYPES = ("local", "local_gpu")  # SageMaker SDK local mode
 
@@ -27,11 +28,21 @@ def botocore_training_instance_types() -> frozenset[str] | None:
 
 
 def is_known_instance_type(name: str) -> bool:
-    if name in LOCAL_INSTANCE_TYPES or catalog.instance(name) is not None:
+    """A local-mode name, or a type CreateTrainingJob accepts: the catalogue's snapshot of the
+    service model first, then (for types newer than the snapshot) the installed botocore."""
+    if name in LOCAL_INSTANCE_TYPES or name in api.training_instance_types():
         return True
+    info = catalog.instance(name)
+    if info is not None and not info.training:
+        return False
     listed = botocore_training_instance_types()
     return listed is not None and name in listed
 
 
 def suggestions(name: str) -> list[str]:
+    info = catalog.instance(name)
+    if info is not None and not info.training:
+        # An inference-only Neuron instance: the training instances with Neuron chips.
+        neuron = (catalog.instance(t) for t in catalog.known_instance_types())
+        return [i.instance_type for i in neuron if i and i.training and "neuron" in i.libraries]
     return catalog.closest_instance_types(name, n=3)

@@ -4,9 +4,10 @@ Every backend runs the same code directory: the user's ``source_dir`` (or smdist
 points), plus the standard-library-only ``smdist.runtime`` under a stub ``smdist`` package, plus
 the torchrun launcher when the plan needs it. This module decides that file list once:
 
-- ``source_files`` honours ``.gitignore`` (at any depth) and ``.smdistignore`` and always drops
-  secrets (``.env*``, keys, ``.aws/``, ``credentials*``) and ``.git/`` — a negated ignore rule
-  cannot bring a secret back.
+- ``manifest`` / ``source_files`` (``smdist.manifest``) honour ``.gitignore`` (at any depth) and
+  ``.smdistignore`` and always drop secrets, by name and by content, directly or through a
+  symlink (``smdist.secret_scan``), plus ``.git`` and bytecode — no ignore rule brings a secret
+  back. ``dry_run_lines`` shows what ships and every path left out with its reason.
 - ``bundle`` / ``stage`` give a local backend its ``/opt/ml/code``.
 - ``pack`` writes a deterministic ``sourcedir.tar.gz``: the same content gives the same bytes
   and so the same sha256, which is what lets the SageMaker backend skip uploading unchanged code.
@@ -25,31 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pathspec
-
 from smdist.errors import Problem, SpecError
+from smdist.manifest import Manifest
+from smdist.manifest import build as build_manifest
 
 if TYPE_CHECKING:
     from smdist.planning import Plan
 
-IGNORE_FILES = (".gitignore", ".smdistignore")
-# Never shipped, whatever the ignore files say: credentials and keys, VCS data, bytecode.
-ALWAYS_EXCLUDED = (
-    ".env*",
-    "*.pem",
-    "*.key",
-    # SSH keys by their standard names. Not a bare "id_*": that would silently drop user code
-    # such as id_mapping.py from the job.
-    "id_rsa*",
-    "id_dsa*",
-    "id_ecdsa*",
-    "id_ed25519*",
-    ".aws/",
-    "credentials*",
-    ".git/",
-    "__pycache__/",
-    "*.pyc",
-)
 LAUNCHER_SCRIPT = "launch_torchrun.py"
 TARBALL_NAME = "sourcedir.tar.gz"
 # Fixed tar metadata: identical content must give identical bytes (946684800 = 2000-01-01).
@@ -67,8 +50,6 @@ install smdist where you plan and submit jobs.
 """
 '''
 
-_ALWAYS = pathspec.GitIgnoreSpec.from_lines(ALWAYS_EXCLUDED)
-
 
 @dataclass(frozen=True)
 class Package:
@@ -81,97 +62,19 @@ class Package:
 
 
 # ---- which files ---------------------------------------------------------------------------
-def _load_ignore_spec(directory: Path) -> pathspec.GitIgnoreSpec | None:
-    lines: list[str] = []
-    for name in IGNORE_FILES:
-        candidate = directory / name
-        if candidate.is_file():
-            lines.extend(candidate.read_text(errors="replace").splitlines())
-    return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+def manifest(source_dir: Path | str) -> Manifest:
+    """What ships from ``source_dir`` and what was left out, with a reason for each."""
+    return build_manifest(source_dir)
 
 
-def _ignored(specs: list[tuple[str, pathspec.GitIgnoreSpec]], relative: str) -> bool:
-    """Git's rule: the deepest ignore file with a matching pattern decides."""
-    decision = False
-    for base, spec in specs:
-        if base and not relative.startswith(base + "/"):
-            continue
-        result = spec.check_file(relative[len(base) + 1 :] if base else relative)
-        if result.include is not None:
-            decision = result.include
-    return decision
+def source_files(source_dir: Path | str) -> list[str]:
+    """Sorted relative POSIX paths of the files shipped from ``source_dir``."""
+    return build_manifest(source_dir).shipped
 
 
-def _inside(path: Path, root: Path) -> bool:
-    try:
-        path.resolve().relative_to(root)
-    except ValueError:
-        return False
-    return True
-
-
-def source_files(source_dir: Path) -> list[str]:
-    """Sorted relative POSIX paths of the files shipped from ``source_dir``.
-
-    Directory symlinks are not followed and file symlinks pointing outside ``source_dir`` are
-    skipped, so a link cannot pull a file from elsewhere (``~/.aws``) into the upload.
-    """
-    root = Path(source_dir).resolve()
-    if not root.is_dir():
-        raise SpecError(
-            [
-                Problem(
-                    "code.source_dir",
-                    "is not a directory",
-                    str(source_dir),
-                    "an existing directory",
-                )
-            ]
-        )
-    files: list[str] = []
-    specs: list[tuple[str, pathspec.GitIgnoreSpec]] = []
-    for current, dirnames, filenames in os.walk(root):
-        base = Path(current).relative_to(root).as_posix()
-        base = "" if base == "." else base
-        # Ignore files of directories we left are no longer in scope.
-        specs = [(b, s) for b, s in specs if not b or base == b or base.startswith(b + "/")]
-        local = _load_ignore_spec(Path(current))
-        if local is not None:
-            specs.append((base, local))
-        kept_dirs = []
-        for name in sorted(dirnames):
-            relative = f"{base}/{name}" if base else name
-            if _ALWAYS.match_file(relative + "/") or _ignored(specs, relative + "/"):
-                continue
-            if (Path(current) / name).is_symlink():
-                continue
-            kept_dirs.append(name)
-        dirnames[:] = kept_dirs
-        for name in filenames:
-            relative = f"{base}/{name}" if base else name
-            if _ALWAYS.match_file(relative) or _ignored(specs, relative):
-                continue
-            path = Path(current) / name
-            if path.is_symlink() and not (_inside(path, root) and path.is_file()):
-                continue
-            if not path.is_file():
-                continue  # sockets, fifos, dangling links
-            files.append(relative)
-    return sorted(files)
-
-
-def excluded_secrets(source_dir: Path) -> list[str]:
-    """Files under ``source_dir`` that match the always-excluded secret patterns (for a notice)."""
-    root = Path(source_dir).resolve()
-    found = []
-    for current, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if d not in (".git", "__pycache__")]
-        base = Path(current).relative_to(root).as_posix()
-        for name in filenames:
-            relative = name if base == "." else f"{base}/{name}"
-            if _ALWAYS.match_file(relative) and not relative.endswith(".pyc"):
-                found.append(relative)
-    return sorted(found)
+def excluded_secrets(source_dir: Path | str) -> list[str]:
+    """The paths under ``source_dir`` left out as secrets (by name, by content, or linked)."""
+    return build_manifest(source_dir).secrets
 
 
 # ---- what the code directory holds -----------------------------------------------------------
@@ -216,23 +119,31 @@ def bundle(plan: Plan) -> list[tuple[Path, str]]:
     smdist's runtime replaces any ``smdist/`` the user's directory may hold, so the scripts
     always import the runtime this smdist version planned for.
     """
+    return _bundle(plan)[0]
+
+
+def _bundle(plan: Plan) -> tuple[list[tuple[Path, str]], Manifest | None]:
     entries: dict[str, Path] = {}
+    found: Manifest | None = None
     if plan.source_dir is None:
         root = entry_points_dir()
         for relative in source_files(root):
             if relative.endswith(".py") and relative != "__init__.py":
                 entries[relative] = root / relative
     else:
-        root = Path(plan.source_dir).resolve()
-        for relative in source_files(root):
+        found = build_manifest(plan.source_dir)
+        for relative in found.shipped:
             if relative != "smdist" and not relative.startswith("smdist/"):
-                entries[relative] = root / relative
+                entries[relative] = found.root / relative
         if plan.entry_point not in entries:
+            why = found.reason(plan.entry_point)
             raise SpecError(
                 [
                     Problem(
                         "code.entry_point",
-                        f"is not a file in {plan.source_dir} (or an ignore rule excludes it)",
+                        f"is left out of {plan.source_dir}: {why}"
+                        if why
+                        else f"is not a file in {plan.source_dir}",
                         plan.entry_point,
                         ", ".join(sorted(p for p in entries if p.endswith(".py"))[:10]) or None,
                     )
@@ -245,7 +156,34 @@ def bundle(plan: Plan) -> list[tuple[Path, str]]:
     entries["smdist/__init__.py"] = _runtime_stub()
     for path, arcname in _runtime_files():
         entries[arcname] = path
-    return [(entries[name], name) for name in sorted(entries)]
+    return [(entries[name], name) for name in sorted(entries)], found
+
+
+def _size(count: float) -> str:
+    for unit in ("B", "KB", "MB"):
+        if count < 1000 or unit == "MB":
+            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
+        count /= 1000
+    return ""  # pragma: no cover
+
+
+def dry_run_lines(plan: Plan) -> list[str]:
+    """What a dry run shows about the code: the files and bytes that ship, and every path of
+    ``source_dir`` left out with its reason (secrets first)."""
+    entries, found = _bundle(plan)
+    size = sum(os.path.getsize(source) for source, _ in entries)
+    if found is None:
+        where = "smdist's ready entry points and runtime"
+    else:
+        where = (
+            f"{len(found.shipped)} files, {_size(found.shipped_bytes)} from {plan.source_dir};"
+            " the rest is smdist's runtime"
+        )
+    lines = [f"code: {len(entries)} files, {_size(size)} ship ({where})"]
+    if found is not None and found.left_out:
+        lines.append(f"left out ({len(found.left_out)}):")
+        lines.extend(f"  {line}" for line in found.lines())
+    return lines
 
 
 def stage(plan: Plan, dest: Path) -> list[str]:
@@ -328,11 +266,13 @@ def pack(plan: Plan, out_dir: Path) -> Package:
 
 
 __all__ = [
-    "ALWAYS_EXCLUDED",
+    "Manifest",
     "Package",
     "bundle",
     "content_digest",
+    "dry_run_lines",
     "excluded_secrets",
+    "manifest",
     "pack",
     "source_files",
     "stage",

@@ -13,8 +13,8 @@ from typing import Any
 from smdist import catalog, topology, wire
 from smdist.errors import Problem
 from smdist.runtime.metrics import metric_definitions
-from smdist.spec import JobSpec
-from smdist.strategies import SDMP
+from smdist.spec import JobSpec, as_job_spec
+from smdist.strategies import ModelParallel
 from smdist.topology import Topology
 from smdist.validation import check_or_raise, effective_framework
 
@@ -57,9 +57,9 @@ class Plan:
     source_dir: str | None  # None: smdist's ready entry points
     topology: Topology
     distribution: dict[str, Any]
-    hyperparameters: dict[str, Any]  # typed, as the user and strategy set them
+    hyperparameters: dict[str, Any]  # typed, exactly the user's
     wire_hyperparameters: dict[str, str]  # exactly what CreateTrainingJob carries
-    environment: dict[str, str]
+    environment: dict[str, str]  # the user's, plus smdist's own SMDIST_* settings
     estimator: str
     estimator_kwargs: dict[str, Any]
     gpus_per_host: int
@@ -109,6 +109,7 @@ def plan(
     bucket: str | None = None,
 ) -> Plan:
     """Check ``spec`` and derive what SageMaker will run. Raises SpecError on any error."""
+    spec = as_job_spec(spec)  # a JobSpec, or a dict of its fields (typed objects or dicts)
     warnings = check_or_raise(spec)
     strategy, cluster = spec.strategy, spec.cluster
     framework = effective_framework(spec)
@@ -116,11 +117,10 @@ def plan(
     entry_point = spec.entry_point
     program = strategy.program(entry_point)
 
+    # The script's arguments are exactly the user's hyperparameters (plus what SageMaker adds);
+    # smdist's own settings travel in the environment.
     hyperparameters: dict[str, Any] = dict(spec.hyperparameters)
-    launcher = getattr(strategy, "launcher_hyperparameters", None)
-    if launcher is not None:
-        hyperparameters.update(launcher(entry_point))
-    hyperparameters.update(strategy.smdist_hyperparameters(cluster))
+    environment = {**spec.environment, **strategy.smdist_environment(cluster, entry_point)}
 
     sdk_added: dict[str, Any] = {
         "sagemaker_submit_directory": submit_directory or SUBMIT_DIRECTORY_PLACEHOLDER,
@@ -147,9 +147,9 @@ def plan(
         distribution=strategy.render_distribution(cluster),
         hyperparameters=hyperparameters,
         wire_hyperparameters=wire.encode_hyperparameters(wire_values),
-        environment=dict(spec.environment),
+        environment=environment,
         estimator=ESTIMATORS[framework],
-        estimator_kwargs=_estimator_kwargs(spec, program, hyperparameters),
+        estimator_kwargs=_estimator_kwargs(spec, program, hyperparameters, environment),
         gpus_per_host=cluster.gpus_per_host,
         cost=Cost(
             info.price_per_hour if info else None,
@@ -175,7 +175,7 @@ def _topology(spec: JobSpec) -> Topology:
     strategy, cluster = spec.strategy, spec.cluster
     hosts = cluster.instance_count
     per_host = strategy.resolve_processes_per_host(cluster)
-    if isinstance(strategy, SDMP):
+    if isinstance(strategy, ModelParallel):
         if strategy.world_size(cluster) % strategy.model_parallel_degree:
             return topology.data_parallel(hosts, per_host)
         if strategy.version == 1:
@@ -192,7 +192,9 @@ def _topology(spec: JobSpec) -> Topology:
     return topology.data_parallel(hosts, per_host)
 
 
-def _estimator_kwargs(spec: JobSpec, program: str, hyperparameters: dict[str, Any]) -> dict:
+def _estimator_kwargs(
+    spec: JobSpec, program: str, hyperparameters: dict[str, Any], environment: dict[str, str]
+) -> dict:
     """Keyword arguments for the SDK v2 estimator (``sagemaker.pytorch.PyTorch`` / TF)."""
     code, cluster = spec.code, spec.cluster
     kwargs: dict[str, Any] = {
@@ -206,7 +208,7 @@ def _estimator_kwargs(spec: JobSpec, program: str, hyperparameters: dict[str, An
         "max_run": spec.max_run,
         "base_job_name": spec.name,
         "metric_definitions": metric_definitions(),
-        "environment": dict(spec.environment) or None,
+        "environment": dict(environment) or None,
     }
     if code.image_uri:
         kwargs["image_uri"] = code.image_uri

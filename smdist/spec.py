@@ -8,6 +8,7 @@ job (strategy vs. cluster vs. framework version) live in ``smdist.validation``.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -15,29 +16,42 @@ import yaml
 from pydantic import Field, ValidationError, field_validator
 
 from smdist.base import StrictModel
+from smdist.catalog import api
 from smdist.cluster import Cluster
-from smdist.errors import Problem, SpecError, problems_from_validation_error
-from smdist.strategies import STRATEGIES, AnyStrategy
-from smdist.yaml_text import parse_yaml
+from smdist.errors import Problem, SpecError, suggest
+from smdist.strategies import AnyStrategy, validation_problems
+from smdist.yaml_text import MAX_DOCUMENT_BYTES, StrictYamlError, parse_untrusted
 
-S3_URI = re.compile(r"^s3://(?P<bucket>[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9])(?:/(?P<key>.*))?$")
-ROLE_ARN = re.compile(r"^arn:aws[a-z\-]*:iam::\d{12}:role/[\w+=,.@\-/]{1,512}$")
-JOB_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
-CHANNEL_NAME = re.compile(r"^[A-Za-z0-9.\-_]{1,64}$")
-HYPERPARAMETER_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,255}$")
-ENV_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]{0,511}$")
-REGION = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d$")
-SECURITY_GROUP = re.compile(r"^sg-[0-9a-f]{8,17}$")
-SUBNET = re.compile(r"^subnet-[0-9a-f]{8,17}$")
+# Patterns and limits the CreateTrainingJob API states come from botocore's service model (the
+# dated snapshot in smdist/catalog/sagemaker_api.json). Where smdist is stricter than the API (S3
+# bucket naming, EC2 id shapes, hyperparameter names that must survive as CLI flags), the API's
+# own rule is kept as a lookahead so that neither can be broken.
+_api = api.field
+JOB_NAME = re.compile(_api("job_name").regex)
+# The backend appends a unique 19-character suffix (smdist.backends.job_names.SUFFIX_LENGTH).
+JOB_NAME_PREFIX_LIMIT = _api("job_name").limit - 19
+CHANNEL_NAME = re.compile(_api("channel_name").regex)
+ENV_NAME = re.compile(_api("environment_key").regex)
+ROLE_ARN = re.compile(_api("role_arn").regex)
+HYPERPARAMETER_NAME = re.compile(
+    rf"(?={_api('hyperparameter_key').regex})\A[A-Za-z_][A-Za-z0-9_.\-]*\Z"
+)
+S3_URI_LIMIT = _api("s3_uri").limit
+S3_URI = re.compile(
+    rf"(?={_api('s3_uri').regex})"
+    r"\As3://(?P<bucket>[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9])(?:/(?P<key>.*))?\Z"
+)
+SECURITY_GROUP = re.compile(rf"(?={_api('security_group_id').regex})\Asg-[0-9a-f]{{8,17}}\Z")
+SUBNET = re.compile(rf"(?={_api('subnet_id').regex})\Asubnet-[0-9a-f]{{8,17}}\Z")
 KMS_KEY = re.compile(
-    r"^(arn:aws[a-z\-]*:kms:[a-z0-9\-]+:\d{12}:(key|alias)/.+|alias/.+|[0-9a-f\-]{36})$"
+    rf"(?={_api('kms_key_id').regex})"
+    r"\A(arn:aws[a-z\-]*:kms:[a-z0-9\-]+:\d{12}:(key|alias)/.+|alias/.+|[0-9a-f\-]{36})\Z"
 )
 # Names and values that look like credentials must not travel as hyperparameters or environment.
 SECRET_NAME = re.compile(r"(secret|password|passwd|token|credential|api_?key|access_?key)", re.I)
-SECRET_VALUE = re.compile(r"((AKIA|ASIA)[0-9A-Z]{16}|-----BEGIN [A-Z ]*PRIVATE KEY-----)")
 
-MAX_RUN_LIMIT = 28 * 24 * 3600  # SageMaker's MaxRuntimeInSeconds ceiling
-KEEP_ALIVE_LIMIT = 3600  # warm pool KeepAlivePeriodInSeconds ceiling
+MAX_RUN_LIMIT = _api("max_runtime").limit  # MaxRuntimeInSeconds: "at most 28 days"
+KEEP_ALIVE_LIMIT = _api("keep_alive").limit  # warm pool KeepAlivePeriodInSeconds ceiling
 
 HyperparameterValue = str | int | float | bool | list[Any] | dict[str, Any] | None
 
@@ -46,7 +60,7 @@ def check_s3_uri(value: str) -> str:
     if not S3_URI.match(value):
         raise ValueError(
             f"{value!r} is not an S3 URI; expected s3://bucket/prefix with a 3-63 character "
-            "lower-case bucket name"
+            f"lower-case bucket name, at most {S3_URI_LIMIT} characters in all"
         )
     return value
 
@@ -151,7 +165,21 @@ class Kms(StrictModel):
         return value
 
 
-class JobSpec(StrictModel):
+class _SpecErrors(type(StrictModel)):
+    """``JobSpec(...)`` reports a SpecError naming each field, as loading a job file does.
+
+    On the metaclass, not ``__init__``: pydantic calls a custom ``__init__`` from inside its own
+    validation, where a SpecError would be wrapped as one more validation error.
+    """
+
+    def __call__(cls, *args: Any, **fields: Any) -> Any:
+        try:
+            return super().__call__(*args, **fields)
+        except ValidationError as exc:
+            raise SpecError(validation_problems(exc)) from None
+
+
+class JobSpec(StrictModel, metaclass=_SpecErrors):
     """One distributed training job, independent of where it runs."""
 
     name: str = Field(description="job name prefix (letters, digits, hyphens; <= 63 chars)")
@@ -178,10 +206,11 @@ class JobSpec(StrictModel):
     @classmethod
     def _name(cls, value: str) -> str:
         # The backend appends a 19-character unique suffix; the whole must fit in 63.
-        if not JOB_NAME.match(value) or len(value) > 44:
+        if not JOB_NAME.match(value) or len(value) > JOB_NAME_PREFIX_LIMIT:
             raise ValueError(
-                f"{value!r} is not a usable job name: use 1-44 letters, digits and hyphens, "
-                "starting with a letter or digit (smdist appends a unique suffix)"
+                f"{value!r} is not a usable job name: use 1-{JOB_NAME_PREFIX_LIMIT} letters, "
+                "digits and hyphens, starting with a letter or digit (smdist appends a unique "
+                "suffix)"
             )
         return value
 
@@ -218,22 +247,36 @@ class JobSpec(StrictModel):
     @field_validator("region")
     @classmethod
     def _region(cls, value: str | None) -> str | None:
-        if value is not None and not REGION.match(value):
-            raise ValueError(f"{value!r} is not an AWS region name such as us-west-2")
+        if value is not None and value not in api.regions():
+            close = suggest(value, api.regions())
+            hint = f"did you mean {' or '.join(map(repr, close))}? " if close else ""
+            raise ValueError(
+                f"{value!r} is not a Region SageMaker is offered in; {hint}"
+                f"valid: {', '.join(api.regions())}"
+            )
         return value
 
-    # ---- conveniences --------------------------------------------------------------------
+    # ---- construction --------------------------------------------------------------------
+    # Every way to build a JobSpec takes typed objects (PyTorchDDP(), Cluster(...), Code(...)),
+    # plain dicts, or a mix, and reports errors as a SpecError naming each field.
     @classmethod
     def from_dict(cls, data: Any, source: str = "") -> JobSpec:
         """Validate ``data``; every problem becomes one line of a ``SpecError``."""
-        if not isinstance(data, dict):
+        if not isinstance(data, Mapping):
             raise SpecError([Problem(source, "a job spec must be a mapping of keys", data)])
         try:
-            return cls.model_validate(data)
+            return cls.model_validate(dict(data))
         except ValidationError as exc:
-            raise SpecError(
-                problems_from_validation_error(exc, drop=frozenset(STRATEGIES))
-            ) from None
+            raise SpecError(validation_problems(exc)) from None
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False):
+        """A copy with ``update`` applied — validated, unlike pydantic's own ``model_copy``, so
+        ``update={"strategy": {"kind": "horovod"}}`` gives a Horovod strategy, not a dict."""
+        copied = super().model_copy(deep=deep)
+        if not update:
+            return copied
+        fields = {name: getattr(copied, name) for name in copied.model_fields_set}
+        return type(self).from_dict({**fields, **update})
 
     def to_yaml(self) -> str:
         return yaml.safe_dump(
@@ -250,24 +293,65 @@ class JobSpec(StrictModel):
 
 
 def load(path: str | Path) -> JobSpec:
-    """Load a job spec from a YAML (or JSON) file; errors name the file and the field."""
+    """Load a job spec from a YAML (or JSON) file; errors name the file and the field.
+
+    The file is read strictly (``smdist.yaml_text.parse_untrusted``) and the paths it names are
+    checked against this machine's disk (``smdist.disk_checks``), so a job that could only fail
+    after its upload is refused here.
+    """
+    from smdist.disk_checks import check_paths
+
     path = Path(path)
+    source = str(path)
     try:
-        text = path.read_text()
+        with path.open("rb") as handle:  # bytes: a bad byte is reported, never a traceback
+            raw = handle.read(MAX_DOCUMENT_BYTES + 1)
     except OSError as exc:
-        raise SpecError([Problem(str(path), f"cannot read the job file: {exc.strerror}")]) from None
+        reason = exc.strerror or str(exc)
+        raise SpecError([Problem(source, f"cannot read the job file: {reason}")]) from None
     try:
-        data = parse_yaml(text)
+        data = parse_untrusted(raw)
+    except StrictYamlError as exc:  # a field path, or none when the whole file is at fault
+        raise SpecError([Problem(exc.path or source, exc.message, None, exc.valid)]) from None
     except yaml.YAMLError as exc:
-        raise SpecError([Problem(str(path), f"not valid YAML: {exc}")]) from None
-    spec = JobSpec.from_dict(data, source=str(path))
-    if spec.code.source_dir is not None and not Path(spec.code.source_dir).is_absolute():
+        text = str(exc).replace('"<unicode string>"', f'"{source}"')
+        raise SpecError([Problem(source, f"not valid YAML: {text}")]) from None
+    spec = JobSpec.from_dict(data, source=source)
+    source_dir = spec.code.source_dir
+    if source_dir is not None:
         # Relative source_dir means relative to the job file, wherever smdist is run from.
-        resolved = (path.parent / spec.code.source_dir).resolve()
-        spec = spec.model_copy(
-            update={"code": spec.code.model_copy(update={"source_dir": str(resolved)})}
-        )
+        try:
+            given = Path(source_dir).expanduser()
+            resolved = str(given if given.is_absolute() else (path.parent / given).resolve())
+        except (OSError, RuntimeError, ValueError):  # a NUL, ~unknown-user: reported below
+            resolved = source_dir
+        if resolved != source_dir:
+            code = spec.code.model_copy(update={"source_dir": resolved})
+            spec = spec.model_copy(update={"code": code})
+    problems = check_paths(spec)
+    if problems:
+        raise SpecError(problems)
     return spec
+
+
+def as_job_spec(value: Any) -> JobSpec:
+    """A JobSpec from a JobSpec, a mapping of its fields (typed objects or dicts), or a path."""
+    if isinstance(value, JobSpec):
+        return value
+    if isinstance(value, Mapping):
+        return JobSpec.from_dict(value)
+    if isinstance(value, (str, Path)):
+        return load(value)
+    raise SpecError(
+        [
+            Problem(
+                "spec",
+                f"cannot make a job spec from a {type(value).__name__}",
+                None,
+                "a JobSpec, a dict of its fields, or the path to a job file",
+            )
+        ]
+    )
 
 
 def json_schema() -> dict[str, Any]:

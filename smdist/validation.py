@@ -7,10 +7,13 @@ Every check returns ``Problem`` values (errors and warnings) so a user sees all 
 from __future__ import annotations
 
 from smdist import wire
+from smdist.catalog_checks import check_api_limits, check_container
 from smdist.errors import Problem, SpecError
-from smdist.spec import ENV_NAME, HYPERPARAMETER_NAME, SECRET_NAME, SECRET_VALUE, JobSpec
+from smdist.spec import ENV_NAME, HYPERPARAMETER_NAME, SECRET_NAME, JobSpec
+from smdist.value_checks import looks_like_secret, nul_problems
 
-RESERVED_PREFIXES = ("sagemaker_", "smdist_")
+RESERVED_PREFIXES = ("sagemaker_",)
+RESERVED_ENVIRONMENT_PREFIX = "SMDIST_"
 RESERVED_NAMES = ("mp_parameters", "model_dir")
 AWS_CREDENTIAL_VARIABLES = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
 # Hyperparameters the SDK adds to every job (program, submit dir, log level, job name, region).
@@ -22,20 +25,22 @@ def effective_framework(spec: JobSpec) -> str:
 
 
 def added_hyperparameters(spec: JobSpec) -> dict[str, object]:
-    """What the strategy adds to the user's hyperparameters (before the SDK's own five)."""
-    strategy, cluster = spec.strategy, spec.cluster
-    values: dict[str, object] = {}
-    launcher = getattr(strategy, "launcher_hyperparameters", None)
-    if launcher is not None:
-        values.update(launcher(spec.entry_point))
-    values.update(strategy.smdist_hyperparameters(cluster))
-    values.update(strategy.distribution_hyperparameters(cluster))
+    """What the distribution adds to the user's hyperparameters (before the SDK's own five)."""
+    values: dict[str, object] = dict(spec.strategy.distribution_hyperparameters(spec.cluster))
     if effective_framework(spec) == "tensorflow":
         values["model_dir"] = None  # the TF estimator adds it; its value is known at submit
     return values
 
 
+def added_environment(spec: JobSpec) -> dict[str, str]:
+    """smdist's own ``SMDIST_*`` settings, which travel in the job's environment."""
+    return spec.strategy.smdist_environment(spec.cluster, spec.entry_point)
+
+
 def check_spec(spec: JobSpec) -> list[Problem]:
+    nul = nul_problems(spec.model_dump(by_alias=True))
+    if nul:  # nothing else can be trusted to handle these values
+        return nul
     problems = _check_framework(spec)
     problems += spec.strategy.check(
         spec.cluster, spec.code.framework_version, dict(spec.hyperparameters)
@@ -44,6 +49,7 @@ def check_spec(spec: JobSpec) -> list[Problem]:
     problems += _check_hyperparameters(spec)
     problems += _check_environment(spec)
     problems += _check_spot_and_pools(spec)
+    problems += check_api_limits(spec)
     return problems
 
 
@@ -56,10 +62,11 @@ def raise_for_errors(problems: list[Problem]) -> list[Problem]:
 
 
 def _check_framework(spec: JobSpec) -> list[Problem]:
+    """code.framework agrees with the strategy, then the container exists and fits the job."""
     strategy = spec.strategy
     framework = spec.code.framework
     if framework is None:
-        return []
+        return check_container(spec)
     if framework not in strategy.frameworks:
         return [
             Problem(
@@ -78,7 +85,7 @@ def _check_framework(spec: JobSpec) -> list[Problem]:
                 strategy.framework,
             )
         ]
-    return []
+    return check_container(spec)
 
 
 def _check_instance(spec: JobSpec) -> list[Problem]:
@@ -124,9 +131,9 @@ def _check_hyperparameters(spec: JobSpec) -> list[Problem]:
             problems.append(
                 Problem(
                     path,
-                    "is reserved: SageMaker or smdist sets it",
+                    "is reserved: SageMaker sets it",
                     name,
-                    "a name not starting with sagemaker_ or smdist_",
+                    "a name not starting with sagemaker_ (nor mp_parameters, model_dir)",
                 )
             )
         encoded = wire.encode(value)
@@ -140,7 +147,7 @@ def _check_hyperparameters(spec: JobSpec) -> list[Problem]:
                     "a shorter value, or put the data in an input channel",
                 )
             )
-        if SECRET_NAME.search(name) or SECRET_VALUE.search(encoded):
+        if SECRET_NAME.search(name) or looks_like_secret(encoded):
             problems.append(
                 Problem(
                     path,
@@ -148,6 +155,19 @@ def _check_hyperparameters(spec: JobSpec) -> list[Problem]:
                     "SageMaker console and logs",
                     None,
                     "pass secrets through AWS Secrets Manager or the job's IAM role",
+                )
+            )
+    for name, value in spec.strategy.distribution_hyperparameters(spec.cluster).items():
+        encoded = wire.encode(value)
+        if len(encoded) > wire.MAX_VALUE_LENGTH:
+            field = "custom_mpi_options" if name.endswith("custom_mpi_options") else ""
+            problems.append(
+                Problem(
+                    f"strategy.{field}".rstrip("."),
+                    f"becomes the {name} hyperparameter, {len(encoded)} characters once "
+                    f"JSON-encoded; SageMaker accepts at most {wire.MAX_VALUE_LENGTH}",
+                    None,
+                    "shorter settings",
                 )
             )
     added = SDK_HYPERPARAMETER_COUNT + len(added_hyperparameters(spec))
@@ -167,16 +187,28 @@ def _check_hyperparameters(spec: JobSpec) -> list[Problem]:
 
 def _check_environment(spec: JobSpec) -> list[Problem]:
     problems = []
-    if len(spec.environment) > wire.MAX_ENVIRONMENT_ENTRIES:
+    added = len(added_environment(spec))
+    if len(spec.environment) + added > wire.MAX_ENVIRONMENT_ENTRIES:
         problems.append(
             Problem(
                 "environment",
-                f"{len(spec.environment)} entries; SageMaker "
+                f"{len(spec.environment)} entries plus the {added} smdist adds; SageMaker "
                 f"accepts at most {wire.MAX_ENVIRONMENT_ENTRIES}",
+                None,
+                f"at most {wire.MAX_ENVIRONMENT_ENTRIES - added}",
             )
         )
     for name, value in spec.environment.items():
         path = f"environment.{name}"
+        if name.upper().startswith(RESERVED_ENVIRONMENT_PREFIX):
+            problems.append(
+                Problem(
+                    path,
+                    "is reserved: smdist sets SMDIST_* variables from the strategy",
+                    name,
+                    "a name not starting with SMDIST_ (set the strategy's field instead)",
+                )
+            )
         if not ENV_NAME.match(name):
             problems.append(
                 Problem(
@@ -195,7 +227,7 @@ def _check_environment(spec: JobSpec) -> list[Problem]:
                     f"at most {wire.MAX_ENVIRONMENT_VALUE_LENGTH}",
                 )
             )
-        if name.upper() in AWS_CREDENTIAL_VARIABLES or SECRET_VALUE.search(value):
+        if name.upper() in AWS_CREDENTIAL_VARIABLES or looks_like_secret(value):
             problems.append(
                 Problem(
                     path,
@@ -262,4 +294,11 @@ def check_or_raise(spec: JobSpec) -> list[Problem]:
     return raise_for_errors(check_spec(spec))
 
 
-__all__ = ["check_or_raise", "check_spec", "effective_framework", "raise_for_errors", "SpecError"]
+__all__ = [
+    "added_environment",
+    "check_or_raise",
+    "check_spec",
+    "effective_framework",
+    "raise_for_errors",
+    "SpecError",
+]

@@ -2,7 +2,8 @@
 
 ``CreateTrainingJob`` takes a string-to-string map; the SDK ``json.dumps`` every value (so a
 string travels quoted: ``"\\"x\\""``, a bool as ``"true"``) and the container ``json.loads`` it
-back. Lengths are checked here because the API (and moto) accept what a real job then rejects.
+back. The API's limits on the map are named here, read from the catalogue's snapshot of the
+service model, so that every check uses the same numbers.
 """
 
 from __future__ import annotations
@@ -10,11 +11,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-MAX_HYPERPARAMETERS = 100  # botocore: HyperParameters map max 100 entries
-MAX_KEY_LENGTH = 256
-MAX_VALUE_LENGTH = 2500
-MAX_ENVIRONMENT_ENTRIES = 100  # botocore: TrainingEnvironmentMap max 100 entries
-MAX_ENVIRONMENT_VALUE_LENGTH = 512
+from smdist.catalog import api
+
+# CreateTrainingJob's own limits, from botocore's service model (smdist/catalog/sagemaker_api.json).
+MAX_HYPERPARAMETERS = api.field("hyperparameters").limit
+MAX_KEY_LENGTH = api.field("hyperparameter_key").limit
+MAX_VALUE_LENGTH = api.field("hyperparameter_value").limit
+MAX_ENVIRONMENT_ENTRIES = api.field("environment").limit
+MAX_ENVIRONMENT_KEY_LENGTH = api.field("environment_key").limit
+MAX_ENVIRONMENT_VALUE_LENGTH = api.field("environment_value").limit
 
 
 def encode(value: Any) -> str:

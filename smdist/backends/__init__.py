@@ -21,26 +21,17 @@ DEFAULT_BACKEND = "local"
 
 
 def _spec_from(spec: Any, fields: dict[str, Any]):
-    from smdist.spec import JobSpec
+    """The JobSpec ``fit`` runs: given whole, as a job file's path, or as keyword fields.
+
+    Fields may be typed objects (``PyTorchDDP()``, ``Cluster(...)``), dicts, or a mix; they are
+    validated as they are, never dumped and re-read (a dump that leaves defaults out would lose
+    the ``kind`` that picks the strategy).
+    """
+    from smdist.spec import as_job_spec
 
     if spec is not None and fields:
         raise TypeError("pass either a JobSpec or its fields as keyword arguments, not both")
-    if spec is None:
-        return JobSpec.from_dict(
-            {
-                k: (
-                    v.model_dump(by_alias=True, exclude_unset=True)
-                    if hasattr(v, "model_dump")
-                    else v
-                )
-                for k, v in fields.items()
-            }
-        )
-    if isinstance(spec, JobSpec):
-        return spec
-    from smdist.spec import load
-
-    return load(spec)  # a path to a job file
+    return as_job_spec(fields if spec is None else spec)
 
 
 def fit(
@@ -52,7 +43,8 @@ def fit(
     options: dict[str, Any] | None = None,
     **fields: Any,
 ) -> Job:
-    """Run a job: ``fit(JobSpec)``, ``fit("job.yaml")`` or ``fit(name=..., strategy=..., ...)``.
+    """Run a job: ``fit(JobSpec)``, ``fit("job.yaml")``, ``fit({...})`` or ``fit(name=...,
+    strategy=PyTorchDDP(), cluster=Cluster(...), ...)``.
 
     ``backend``: ``local`` (default: emulated hosts on this machine), ``sagemaker``, or
     ``sagemaker-local`` (the SDK's Docker local mode). ``options`` go to the backend (for the
@@ -61,9 +53,13 @@ def fit(
     """
     if backend not in BACKENDS:
         raise SpecError([Problem("backend", "unknown backend", backend, ", ".join(BACKENDS))])
+    from smdist.disk_checks import check_paths
     from smdist.planning import plan as make_plan
 
     job_spec = _spec_from(spec, fields)
+    problems = check_paths(job_spec)  # planning reads no disk: paths are checked here
+    if problems:
+        raise SpecError(problems)
     module = importlib.import_module(BACKENDS[backend])
     job = module.launch(make_plan(job_spec), **(options or {}))
     if wait:

@@ -3,188 +3,57 @@
 ``launch(plan, **options)`` emulates the job's hosts (``algo-1``, ``algo-2``, ...) as
 directories standing in for ``/opt/ml``, each with SageMaker's config files, channels, code
 and ``SM_*`` environment; starts each distribution the way its container does (a process per
-host, torchrun per host, one mpirun or horovodrun across the hosts); streams one log; and
+host, torchrun per host, one mpirun across the hosts); streams one log; and
 supervises the processes until the job completes, fails or is stopped, leaving none behind.
 It returns a ``LocalJob`` at once; ``wait()`` follows it.
 
-Options (``smdist.fit(..., options={...})``, ``smdist run`` flags):
-
-- ``hosts``: emulated hosts (default: the cluster's ``instance_count``);
-- ``processes_per_host``: training processes per host (default: the strategy's, capped by
-  what this machine holds);
-- ``root``: where jobs, checkpoints and downloads live (default ``.smdist``);
-- ``grace``: seconds between SIGTERM and SIGKILL when stopping (default 30; SageMaker: 120);
-- ``stall_timeout``: fail the job when no process prints for this long (default 600; None:
-  never);
-- ``max_run``: seconds before the job is stopped (default: the spec's ``max_run``);
-- ``use_gpus``: False runs on CPU even where GPUs exist;
-- ``python``: the interpreter for the training processes (default: this one);
-- ``job_name``: instead of ``<spec name>-<time>-<random>``;
-- ``console``: a ``rich.console.Console`` for ``wait(logs=True)``.
+Its options (``smdist.fit(..., options={...})``, ``smdist run`` flags) are ``LocalOptions``.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import importlib.util
 import json
-import os
 import shlex
-import shutil
 import sys
 import threading
 import time
 import traceback
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from smdist.backends import local_failure, local_proctree
 from smdist.backends.base import JobError, JobStatus
 from smdist.backends.job_names import unique_job_name
 from smdist.backends.local_artifacts import (
-    has_files,
     output_location,
-    package_directory,
     restore_checkpoints,
-    save_checkpoints,
     stage_channels,
+    upload_outputs,
 )
 from smdist.backends.local_hosts import (
     TOKEN_VARIABLE,
     EmulatedHost,
-    JobSettings,
-    clean_environment,
-    host_config,
-    host_environment,
     make_hosts,
-    write_config,
 )
-from smdist.backends.local_launch import HostCommand, build_commands
-from smdist.backends.local_layout import HOROVODRUN, MPIRUN, TORCHRUN, LocalLayout, plan_layout
+from smdist.backends.local_launch import HostCommand, prepare_commands
+from smdist.backends.local_layout import MPI_LAUNCHERS, LocalLayout, plan_layout
 from smdist.backends.local_logs import ConsoleView, JobLog
 from smdist.backends.local_logs import follow as follow_log
-from smdist.backends.local_network import choose_host_names, free_ports
+from smdist.backends.local_network import choose_host_names
 from smdist.backends.local_processes import MAX_RUN, REQUESTED, STALL, Outcome, Supervisor
-from smdist.errors import Problem, SpecError
+from smdist.backends.local_setup import (
+    LocalOptions,
+    PrepareError,
+    check_tools,
+    checkpoint_path,
+    job_region,
+    prepare_notes,
+)
 
 if TYPE_CHECKING:
     from smdist.planning import Plan
-
-DEFAULT_ROOT = Path(".smdist")
-DEFAULT_GRACE = 30.0
-DEFAULT_STALL_TIMEOUT = 600.0
-SAGEMAKER_BASE = PurePosixPath("/opt/ml")
-
-
-class PrepareError(RuntimeError):
-    """The job could not be set up on this machine (a missing tool, unreadable input)."""
-
-
-@dataclass(frozen=True)
-class LocalOptions:
-    hosts: int | None = None
-    processes_per_host: int | None = None
-    root: Path = DEFAULT_ROOT
-    grace: float = DEFAULT_GRACE
-    stall_timeout: float | None = DEFAULT_STALL_TIMEOUT
-    max_run: float | None = None
-    use_gpus: bool | None = None
-    python: str | None = None
-    job_name: str | None = None
-    console: Any = None
-
-    @classmethod
-    def from_keywords(cls, options: dict[str, Any]) -> LocalOptions:
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(options) - known)
-        if unknown:
-            raise SpecError(
-                [
-                    Problem(
-                        f"options.{name}",
-                        "is not an option of the local backend",
-                        None,
-                        ", ".join(sorted(known)),
-                    )
-                    for name in unknown
-                ]
-            )
-        # None means "the default", except for stall_timeout, where it means "never".
-        values = {k: v for k, v in options.items() if v is not None or k == "stall_timeout"}
-        if "root" in values:
-            values["root"] = Path(values["root"])
-        for name in ("grace", "stall_timeout", "max_run"):
-            value = values.get(name)
-            if value is not None and (not isinstance(value, (int, float)) or value <= 0):
-                raise SpecError(
-                    [Problem(f"options.{name}", "must be a positive number of seconds", value)]
-                )
-        return cls(**values)
-
-
-def _region(plan: Plan) -> str:
-    return (
-        plan.spec.region
-        or os.environ.get("AWS_REGION")
-        or os.environ.get("AWS_DEFAULT_REGION")
-        or "us-east-1"
-    )
-
-
-def _checkpoint_path(plan: Plan) -> tuple[str, str | None]:
-    """The host-relative checkpoint directory for checkpoint.local_path, and a note."""
-    checkpoint = plan.spec.checkpoint
-    if checkpoint is None:
-        return "checkpoints", None
-    local = PurePosixPath(checkpoint.local_path)
-    try:
-        relative = local.relative_to(SAGEMAKER_BASE)
-    except ValueError:
-        return "checkpoints", (
-            f"checkpoint.local_path {checkpoint.local_path} is outside /opt/ml; each host's "
-            "checkpoints/ directory stands for it"
-        )
-    return str(relative) or "checkpoints", None
-
-
-def _check_tools(layout: LocalLayout, python: str) -> None:
-    if layout.launcher == MPIRUN and shutil.which("mpirun") is None:
-        raise PrepareError(
-            "this distribution starts with mpirun, which is not installed here: install Open "
-            "MPI (Debian/Ubuntu: apt-get install openmpi-bin)"
-        )
-    same_python = os.path.realpath(python) == os.path.realpath(sys.executable)
-    if (
-        same_python
-        and layout.launcher == HOROVODRUN
-        and importlib.util.find_spec("horovod") is None
-    ):
-        raise PrepareError("Horovod jobs need horovod installed in this Python environment")
-    if same_python and layout.launcher == TORCHRUN and importlib.util.find_spec("torch") is None:
-        raise PrepareError("torch_distributed jobs need torch installed in this Python environment")
-
-
-def _prepare_notes(plan: Plan, layout: LocalLayout, address_names: list[str] | None) -> list[str]:
-    """What differs from SageMaker in this run, one line each."""
-    lines = [f"warning: {warning}" for warning in plan.warnings]
-    lines += [f"note: {note}" for note in layout.notes]
-    if address_names:
-        lines.append(
-            "note: libnss_wrapper is not available, so the hosts are named by their addresses "
-            f"({', '.join(address_names)}) instead of algo-1, algo-2, ...; install "
-            "libnss-wrapper for SageMaker's names"
-        )
-    if layout.launcher == HOROVODRUN:
-        lines.append("note: Horovod starts with horovodrun --gloo here (mpirun on SageMaker)")
-    if plan.source_dir and Path(plan.source_dir, "requirements.txt").is_file():
-        lines.append(
-            "note: requirements.txt is installed by the SageMaker container; locally, install "
-            "it into this environment yourself"
-        )
-    return lines
 
 
 class LocalJob:
@@ -315,19 +184,19 @@ class LocalJob:
         self.layout = layout = plan_layout(
             plan,
             job_name=self.name,
-            region=_region(plan),
+            region=job_region(plan),
             hosts=options.hosts,
             processes_per_host=options.processes_per_host,
             use_gpus=options.use_gpus,
         )
-        _check_tools(layout, self.python)
+        check_tools(plan, layout, self.python)
         names = choose_host_names(layout.hosts)
-        checkpoint_path, checkpoint_note = _checkpoint_path(plan)
+        host_checkpoints, checkpoint_note = checkpoint_path(plan)
         while self.job_dir.exists():  # two jobs started within the same second
             self.name = unique_job_name(plan.spec.name)
             self.job_dir = self.root / "jobs" / self.name
         self.job_dir.mkdir(parents=True)
-        self.hosts = hosts = make_hosts(self.job_dir, names, checkpoint_path)
+        self.hosts = hosts = make_hosts(self.job_dir, names, host_checkpoints)
         self.log = log = JobLog(self.job_dir / "logs", names.names)
         spec = plan.spec
         log.note(
@@ -336,7 +205,7 @@ class LocalJob:
             f"{layout.processes_per_host} process{'es' if layout.processes_per_host > 1 else ''}"
             f" emulating {spec.cluster.instance_type}; directory {self.job_dir}"
         )
-        for line in _prepare_notes(plan, layout, names.names if not names.by_name else None):
+        for line in prepare_notes(plan, layout, names.names if not names.by_name else None):
             log.note(f"[prepare] {line}")
         if checkpoint_note:
             log.note(f"[prepare] note: {checkpoint_note}")
@@ -363,34 +232,15 @@ class LocalJob:
         if output_note:
             log.note(f"[prepare] note: {output_note}")
 
-        ports = free_ports(1 + layout.hosts)
-        hosts_file = self.job_dir / "nss_hosts"
-        hosts_file.write_text(names.hosts_file_text())
-        cpus = os.cpu_count() or 1
-        settings = JobSettings(
-            job_name=self.name,
-            region=_region(plan),
-            token=self.token,
-            master_port=ports[0],
-            tf_ports=ports[1:],
-            names_environment=names.environment(hosts_file),
-            base_environment={**clean_environment(os.environ), TOKEN_VARIABLE: self.token},
-            cpus=cpus,
-        )
-        environments = []
-        for host in hosts:
-            config = host_config(plan, layout, host, names.names, channels)
-            write_config(host, config)
-            environments.append(host_environment(plan, layout, host, names.names, config, settings))
-        self.commands = build_commands(
+        self.commands = prepare_commands(
+            plan,
             layout,
             hosts,
-            environments,
-            program=plan.program,
+            names,
+            channels,
+            job_dir=self.job_dir,
+            token=self.token,
             python=self.python,
-            master_port=ports[0],
-            bin_dir=self.job_dir / "bin",
-            custom_mpi_options=getattr(spec.strategy, "custom_mpi_options", ""),
         )
         with open(self.job_dir / "commands.txt", "w") as handle:
             for command in self.commands:
@@ -452,7 +302,10 @@ class LocalJob:
             self._done.set()
             log.close()
 
-    def _judge(self, outcome: Outcome) -> tuple[JobStatus, str | None, EmulatedHost | None]:
+    def _judge(
+        self, outcome: Outcome
+    ) -> tuple[JobStatus, str | None, local_failure.Failure | None]:
+        """The job's status, its failure reason, and the failing rank (for output/failure)."""
         assert self.log is not None and self.layout is not None
         if outcome.stop_cause == REQUESTED:
             return JobStatus.STOPPED, "stop requested", None
@@ -460,54 +313,46 @@ class LocalJob:
             return JobStatus.STOPPED, f"MaxRuntimeExceeded: {outcome.stop_detail}", None
         if outcome.succeeded:
             return JobStatus.COMPLETED, None, None
-        recent = list(self.log.recent)
-        by_name = {host.name: host for host in self.hosts}
+        # What the hosts' processes wrote; smdist's own notes say nothing about a rank.
+        lines = [line for line in self.log.recent if line[1] in self.host_names]
         if outcome.stop_cause == STALL:
             reason = (
                 f"AlgorithmError: the job stalled: {outcome.stop_detail}; a process is "
                 "probably hung (raise stall_timeout if it was only slow)"
             )
-            return JobStatus.FAILED, reason, self.hosts[0]
-        # A process failed: across one launcher (mpirun) every host's ranks are candidates.
-        single_launcher = self.layout.launcher in (MPIRUN, HOROVODRUN)
-        failed = [name for name, code in outcome.exit_codes.items() if code != 0]
-        candidates = self.host_names if single_launcher else failed
-        finding = local_failure.root_cause(recent, candidates)
-        first = outcome.failed_hosts[0] if outcome.failed_hosts else self.hosts[0].name
-        code = outcome.exit_codes.get(first)
-        if finding is not None:
-            code = outcome.exit_codes.get(finding.host, code)
-        if finding is None:
+            main = self.hosts[0].name
+            said = tuple(local_failure.rank_lines(lines, main, None))
+            return JobStatus.FAILED, reason, local_failure.Failure(main, None, None, None, said)
+        # Under one launcher (mpirun) for every host, any host's ranks may hold the cause.
+        single_launcher = self.layout.launcher in MPI_LAUNCHERS
+        failure = local_failure.diagnose(
+            lines, outcome.exit_codes, outcome.failed_hosts, single_launcher
+        )
+        if failure is None or not (failure.ending or failure.message or failure.last_lines):
+            # Nothing ran far enough to say anything (a host process could not start).
+            first = outcome.failed_hosts[0] if outcome.failed_hosts else self.hosts[0].name
             reason = f"AlgorithmError: {outcome.stop_detail or 'a process failed'}"
-            return JobStatus.FAILED, reason, by_name.get(first, self.hosts[0])
-        where = finding.host + (f" rank {finding.rank}" if finding.rank is not None else "")
-        exit_text = f" (exit code {code})" if code is not None else ""
-        reason = f"AlgorithmError: ExecuteUserScriptError on {where}{exit_text}: {finding.message}"
-        if finding.is_consequence and finding.is_timeout:
-            reason += " (a collective timed out: another rank is probably hung or gone)"
-        return JobStatus.FAILED, reason, by_name.get(finding.host, self.hosts[0])
+            return JobStatus.FAILED, reason, local_failure.Failure(first, None, None, None, ())
+        return JobStatus.FAILED, failure.reason(), failure
 
-    def _write_failure(self, host: EmulatedHost, reason: str) -> None:
-        assert self.log is not None
-        lines = local_failure.last_lines(list(self.log.recent), host.name)
+    def _write_failure(self, failure: local_failure.Failure, reason: str) -> None:
+        """``output/failure`` of the failing host, as SageMaker keeps it: the reason, then
+        what the failing rank wrote last."""
+        by_name = {host.name: host for host in self.hosts}
+        host = by_name.get(failure.host, self.hosts[0])
+        written = "\n".join(failure.last_lines) or "(nothing)"
         host.failure_file.parent.mkdir(parents=True, exist_ok=True)
-        host.failure_file.write_text(f"{reason}\n\nLast lines of {host.name}:\n{lines}\n")
+        host.failure_file.write_text(f"{reason}\n\nLast lines of {failure.where}:\n{written}\n")
 
     def _upload(self, status: JobStatus) -> None:
         assert self.log is not None and self.output_dir is not None
-        log, main = self.log, self.hosts[0]
-        began = time.monotonic()
-        if self.checkpoint_store is not None:
-            saved = save_checkpoints(self.checkpoint_store, self.hosts)
-            log.note(f"[upload] {saved} checkpoint file(s) kept in {self.checkpoint_store}")
-        if status in (JobStatus.COMPLETED, JobStatus.STOPPED):
-            model = package_directory(main.model, self.output_dir / "model.tar.gz")
-            self._model_artifacts = model.as_uri()
-            log.note(f"[upload] {main.name}'s model directory -> {self._model_artifacts}")
-        if has_files(main.output_data):
-            data = package_directory(main.output_data, self.output_dir / "output.tar.gz")
-            log.note(f"[upload] {main.name}'s output data -> {data.as_uri()}")
-        log.note(f"[upload] done in {time.monotonic() - began:.1f} s")
+        self._model_artifacts = upload_outputs(
+            self.log,
+            self.hosts,
+            self.output_dir,
+            self.checkpoint_store,
+            keep_model=status in (JobStatus.COMPLETED, JobStatus.STOPPED),
+        )
 
     def _write_record(self, final: bool = False) -> None:
         """``job.json`` in the job directory: what ``status`` and ``failure_reason`` say."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import shutil
 import tarfile
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,6 +28,7 @@ from smdist.errors import Problem, SpecError
 
 if TYPE_CHECKING:
     from smdist.backends.local_hosts import EmulatedHost
+    from smdist.backends.local_logs import JobLog
     from smdist.spec import Input, JobSpec
 
 
@@ -193,3 +195,30 @@ def save_checkpoints(store: Path, hosts: list[EmulatedHost]) -> int:
     os.replace(staging, store)
     shutil.rmtree(previous, ignore_errors=True)
     return count
+
+
+def upload_outputs(
+    log: JobLog,
+    hosts: list[EmulatedHost],
+    output_dir: Path,
+    checkpoint_store: Path | None,
+    keep_model: bool,
+) -> str | None:
+    """What SageMaker uploads at the end: checkpoints, the main host's model and output data.
+
+    Returns the model artifacts' URI (``model.tar.gz``), or None when the job failed.
+    """
+    main = hosts[0]
+    began = time.monotonic()
+    model_uri = None
+    if checkpoint_store is not None:
+        saved = save_checkpoints(checkpoint_store, hosts)
+        log.note(f"[upload] {saved} checkpoint file(s) kept in {checkpoint_store}")
+    if keep_model:
+        model_uri = package_directory(main.model, output_dir / "model.tar.gz").as_uri()
+        log.note(f"[upload] {main.name}'s model directory -> {model_uri}")
+    if has_files(main.output_data):
+        data = package_directory(main.output_data, output_dir / "output.tar.gz")
+        log.note(f"[upload] {main.name}'s output data -> {data.as_uri()}")
+    log.note(f"[upload] done in {time.monotonic() - began:.1f} s")
+    return model_uri

@@ -193,7 +193,7 @@ def host_environment(
 ) -> dict[str, str]:
     """Everything the host's first process gets in its environment."""
     environ = dict(settings.base_environment)
-    environ.update(plan.environment)
+    environ.update(layout.environment)
     training_env = training_environment(
         host.base,
         config,
@@ -253,8 +253,35 @@ def host_environment(
     return environ
 
 
-def hosts_mapping(hosts: list[EmulatedHost], gpus: list[list[str]]) -> str:
-    """host -> its /opt/ml directory and GPUs, launching host first (for the ssh stand-in)."""
+def hosts_mapping(
+    hosts: list[EmulatedHost], gpus: list[list[str]], environment_files: list[Path]
+) -> str:
+    """host -> its /opt/ml directory, GPUs and environment file, for the ssh stand-in."""
     return json.dumps(
-        {host.name: {"base": str(host.base), "gpus": ",".join(gpus[host.index])} for host in hosts}
+        {
+            host.name: {
+                "base": str(host.base),
+                "gpus": ",".join(gpus[host.index]),
+                "environment": str(environment_files[host.index]),
+            }
+            for host in hosts
+        }
     )
+
+
+def write_environment_files(
+    directory: Path, hosts: list[EmulatedHost], environments: list[dict[str, str]]
+) -> list[Path]:
+    """Each host's own environment as a file: what a login on that host starts with.
+
+    On SageMaker a worker host writes its environment to ``/etc/environment`` before mpirun
+    reaches it over ssh, so what mpirun does not export (``-x``) comes from the rank's own
+    host. The ssh stand-in starts from this file for the same reason.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for host, environment in zip(hosts, environments, strict=True):
+        path = directory / f"environment-{host.name}.json"
+        path.write_text(json.dumps(environment))
+        paths.append(path)
+    return paths

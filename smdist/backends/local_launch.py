@@ -5,36 +5,61 @@
   ``python -- <program> --name value ...``;
 - ``torch_distributed`` (DDP's SageMaker launcher, SMP v2): ``torchrun`` on every host with
   a static rendezvous on the first host (a free port instead of the container's 7777);
-- ``mpi`` (SMP v1) and ``smdistributed.dataparallel``: ONE ``mpirun`` on the first host
-  spanning all hosts, with the container's options (``--tag-output``, ``-x`` of every
-  ``SM_*`` variable, ...), plus ``--allow-run-as-root`` and ``--oversubscribe``; it reaches
-  the other hosts through the ssh stand-in (``local_ssh.py``). The ranks run ``python
-  <program>`` rather than the container's ``python -m mpi4py <program>`` (mpi4py is rarely
-  installed locally); a rank that raises still ends the job, through mpirun's
-  ``orte_abort_on_non_zero_status``;
-- ``mpi`` for Horovod: ``horovodrun --gloo`` (which works with Horovod builds without MPI)
-  across the hosts, also through the ssh stand-in.
+- ``mpi`` (Horovod, SMP v1): ONE ``mpirun`` on the first host spanning all hosts, with the
+  MPIRunner's options (``--tag-output``, ``-x`` of every ``SM_*`` variable, ...), plus
+  ``--oversubscribe``; it reaches the other hosts through the ssh stand-in (``local_ssh.py``),
+  so every rank gets Open MPI's ``OMPI_COMM_WORLD_*`` variables as on SageMaker;
+- ``smdistributed.dataparallel``: ONE ``mpirun`` with the SMDataParallelRunner's options and
+  exactly its exports (NCCL and ``SMDATAPARALLEL_*`` settings, no ``SM_*``), without
+  ``smddprun`` (a SageMaker-only program).
 
-Under one mpirun, every rank sees the launching host's variables, as on SageMaker, with paths
-pointing into the rank's own host directory (which is what ``/opt/ml/...`` means on each real
-host). One mpirun application context per host carries that host's working directory and
-values.
+The ranks run ``python <program>`` rather than the container's ``python -m mpi4py <program>``
+(mpi4py is rarely installed locally); a rank that raises still ends the job, through mpirun's
+``orte_abort_on_non_zero_status``. A rank on another host starts from that host's own
+environment (a SageMaker worker's ssh login reads the ``/etc/environment`` it wrote); what
+mpirun exports overrides it: under the MPIRunner, the launching host's ``SM_*`` values, with
+paths pointing into the rank's own host directory (which is what ``/opt/ml/...`` means on each
+real host). One mpirun application context per host carries that host's working directory,
+values and arguments (built from that host's own configuration).
+
+Every command is an argv list. Values never pass through a shell: a program that is not a
+Python script is executed directly (the container runs it through ``/bin/sh -c``), and the
+ssh stand-in hands mpirun's own remote command line to the shell unedited.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
 import shlex
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from smdist.backends.local_hosts import EmulatedHost, hosts_mapping
-from smdist.backends.local_layout import HOROVODRUN, MPIRUN, TORCHRUN, LocalLayout
-from smdist.backends.local_ssh import HOSTS_VARIABLE, rewrite
+from smdist.backends.local_hosts import (
+    TOKEN_VARIABLE,
+    EmulatedHost,
+    JobSettings,
+    clean_environment,
+    host_config,
+    host_environment,
+    hosts_mapping,
+    write_config,
+    write_environment_files,
+)
+from smdist.backends.local_layout import MPI_LAUNCHERS, SMDDP, TORCHRUN, LocalLayout
+from smdist.backends.local_network import free_ports
+from smdist.backends.local_setup import job_region
+from smdist.backends.local_ssh import HOSTS_VARIABLE
 
-MPI_TAGS, HOROVOD_TAGS = "mpirun", "horovodrun"
+if TYPE_CHECKING:
+    from smdist.backends.local_network import HostNames
+    from smdist.planning import Plan
+
+MPI_TAGS = "mpirun"
 SSH_STAND_IN = Path(__file__).with_name("local_ssh.py")
 # Variables the container's mpirun command exports by name besides the SM_* ones.
 _MPI_EXPORTED = ("LD_LIBRARY_PATH", "PATH", "LD_PRELOAD")
@@ -53,15 +78,60 @@ class HostCommand:
 
 
 def program_command(python: str, program: str, arguments: list[str]) -> list[str]:
-    """How the container runs the program: a Python script, or anything else through sh."""
+    """How the container runs the program: a Python script, or the program itself.
+
+    The container runs a program that is not a Python script as ``/bin/sh -c "./program
+    args"``, unquoted; here it is executed directly, so its arguments arrive exactly as given.
+    """
     if program.endswith(".py"):
         return [python, "--", program, *arguments]
-    quoted = " ".join(shlex.quote(argument) for argument in arguments)
-    return ["/bin/sh", "-c", f"./{shlex.quote(program)} {quoted}".rstrip()]
+    return [f"./{program}", *arguments]
 
 
 def _script_arguments(env: Mapping[str, str]) -> list[str]:
     return list(json.loads(env["SM_USER_ARGS"]))
+
+
+def prepare_commands(
+    plan: Plan,
+    layout: LocalLayout,
+    hosts: list[EmulatedHost],
+    names: HostNames,
+    channels: Mapping[str, str],
+    *,
+    job_dir: Path,
+    token: str,
+    python: str,
+) -> list[HostCommand]:
+    """Each host's config files and environment, then the commands that start the job."""
+    ports = free_ports(1 + layout.hosts)
+    hosts_file = job_dir / "nss_hosts"
+    hosts_file.write_text(names.hosts_file_text())
+    settings = JobSettings(
+        job_name=job_dir.name,
+        region=job_region(plan),
+        token=token,
+        master_port=ports[0],
+        tf_ports=ports[1:],
+        names_environment=names.environment(hosts_file),
+        base_environment={**clean_environment(os.environ), TOKEN_VARIABLE: token},
+        cpus=os.cpu_count() or 1,
+    )
+    environments = []
+    for host in hosts:
+        config = host_config(plan, layout, host, names.names, channels)
+        write_config(host, config)
+        environments.append(host_environment(plan, layout, host, names.names, config, settings))
+    return build_commands(
+        layout,
+        hosts,
+        environments,
+        program=plan.program,
+        python=python,
+        master_port=ports[0],
+        bin_dir=job_dir / "bin",
+        custom_mpi_options=getattr(plan.spec.strategy, "custom_mpi_options", ""),
+    )
 
 
 def build_commands(
@@ -77,26 +147,24 @@ def build_commands(
 ) -> list[HostCommand]:
     names = [host.name for host in hosts]
     rank_hosts = [name for name in names for _ in range(layout.processes_per_host)]
-    if layout.launcher in (MPIRUN, HOROVODRUN):
+    if layout.launcher in MPI_LAUNCHERS:
         main_env = dict(environments[0])
-        main_env[HOSTS_VARIABLE] = hosts_mapping(hosts, layout.host_gpus)
+        files = write_environment_files(bin_dir, hosts, environments)
+        main_env[HOSTS_VARIABLE] = hosts_mapping(hosts, layout.host_gpus, files)
         ssh = write_ssh_stand_in(bin_dir, python)
         main_env["PATH"] = f"{bin_dir}:{main_env.get('PATH', '')}"
-        if layout.launcher == MPIRUN:
-            argv = mpirun_command(
-                layout,
-                hosts,
-                main_env,
-                program=program,
-                python=python,
-                ssh=ssh,
-                custom_mpi_options=custom_mpi_options,
-            )
-            tags = MPI_TAGS
-        else:
-            argv = horovodrun_command(layout, hosts, main_env, program=program, python=python)
-            tags = HOROVOD_TAGS
-        return [HostCommand(hosts[0], argv, main_env, hosts[0].code, tags, rank_hosts)]
+        build = smddp_command if layout.launcher == SMDDP else mpirun_command
+        argv = build(
+            layout,
+            hosts,
+            main_env,
+            [_script_arguments(env) for env in environments],
+            program=program,
+            python=python,
+            ssh=ssh,
+            custom_mpi_options=custom_mpi_options,
+        )
+        return [HostCommand(hosts[0], argv, main_env, hosts[0].code, MPI_TAGS, rank_hosts)]
     commands = []
     for host, env in zip(hosts, environments, strict=True):
         arguments = _script_arguments(env)
@@ -117,7 +185,7 @@ def build_commands(
 
 
 def write_ssh_stand_in(bin_dir: Path, python: str) -> Path:
-    """``<bin_dir>/ssh``: first on PATH for horovodrun, plm_rsh_agent for mpirun."""
+    """``<bin_dir>/ssh``: mpirun's plm_rsh_agent (and first on PATH for anything else)."""
     bin_dir.mkdir(parents=True, exist_ok=True)
     path = bin_dir / "ssh"
     path.write_text(
@@ -149,6 +217,18 @@ def _split_custom_options(options: str) -> tuple[list[str], list[str], str]:
     return flags, exports, nccl_debug
 
 
+def map_host_directory(value: str, main_base: str, host_base: str) -> str:
+    """A launching-host value with its directory replaced by ``host_base`` (whole components).
+
+    On SageMaker every host's ``/opt/ml`` is the same path on its own disk; here each host has
+    its own directory, so a path the launching host exports must name the rank's host's.
+    Applied to single variable values, never to command text.
+    """
+    if main_base == host_base or main_base not in value:
+        return value
+    return re.sub(re.escape(main_base) + r"(?=[/\s\"':,;=]|$)", host_base, value)
+
+
 def _host_exports(
     main_env: Mapping[str, str], main: EmulatedHost, host: EmulatedHost, gpus: list[str]
 ) -> list[str]:
@@ -160,7 +240,7 @@ def _host_exports(
         if name == HOSTS_VARIABLE:
             continue  # the host map itself names every host's directory: it stays as it is
         if name.startswith("SM_") or main_base in value:
-            exports.append(f"{name}={rewrite(value, main_base, str(host.base))}")
+            exports.append(f"{name}={map_host_directory(value, main_base, str(host.base))}")
     exports.append(f"CUDA_VISIBLE_DEVICES={','.join(gpus)}")
     return exports
 
@@ -169,12 +249,14 @@ def mpirun_command(
     layout: LocalLayout,
     hosts: list[EmulatedHost],
     main_env: Mapping[str, str],
+    host_arguments: list[list[str]],
     *,
     program: str,
     python: str,
     ssh: Path,
     custom_mpi_options: str,
 ) -> list[str]:
+    """One mpirun across the hosts; ``host_arguments``: each host's script arguments."""
     per_host = layout.processes_per_host
     host_list = [h.name if per_host == 1 else f"{h.name}:{per_host}" for h in hosts]
     flags, custom_exports, nccl_debug = _split_custom_options(custom_mpi_options)
@@ -200,7 +282,6 @@ def mpirun_command(
         "-mca", "btl_vader_single_copy_mechanism", "none",
         *flags,
     ]  # fmt: skip
-    arguments = _script_arguments(main_env)
     for index, host in enumerate(hosts):
         if index:
             command.append(":")
@@ -216,25 +297,71 @@ def mpirun_command(
         ]
         for export in exported:
             command += ["-x", export]
-        host_arguments = [rewrite(a, str(hosts[0].base), str(host.base)) for a in arguments]
-        command += program_command(python, program, host_arguments)
+        command += program_command(python, program, host_arguments[index])
     return command
 
 
-def horovodrun_command(
+SMDDP_SERVER_PORT = 7592  # the SMDataParallelRunner's
+
+
+def smddp_command(
     layout: LocalLayout,
     hosts: list[EmulatedHost],
     main_env: Mapping[str, str],
+    host_arguments: list[list[str]],
     *,
     program: str,
     python: str,
+    ssh: Path,
+    custom_mpi_options: str,
 ) -> list[str]:
+    """The SMDataParallelRunner's mpirun: its flags and exactly its exports, no ``SM_*``."""
     per_host = layout.processes_per_host
-    return [
-        python, "-m", "horovod.runner.launch",
-        "--gloo",
-        "-np", str(per_host * len(hosts)),
-        "-H", ",".join(f"{host.name}:{per_host}" for host in hosts),
-        "--network-interfaces", main_env.get("SM_NETWORK_INTERFACE_NAME", "lo"),
-        *program_command(python, program, _script_arguments(main_env)),
+    flags, custom_exports, nccl_debug = _split_custom_options(custom_mpi_options)
+    interface = main_env.get("SM_NETWORK_INTERFACE_NAME", "lo")
+    multi_host = len(hosts) > 1
+    command = [
+        "mpirun",
+        "--host", ",".join(f"{h.name}:{per_host}" if multi_host else h.name for h in hosts),
+        "--allow-run-as-root",
+        "--tag-output",
+        "--oversubscribe",
+        "-mca", "btl_tcp_if_include", interface,
+        "-mca", "oob_tcp_if_include", interface,
+        "-mca", "plm_rsh_no_tree_spawn", "1",
+        "-mca", "plm_rsh_agent", str(ssh),
+        "-mca", "orte_startup_timeout", "120",
+        "-mca", "pml", "ob1",
+        "-mca", "btl", "^openib",
+        "-mca", "orte_abort_on_non_zero_status", "1",
+        "-mca", "btl_vader_single_copy_mechanism", "none",
+        "-mca", "plm_rsh_num_concurrent", str(len(hosts)),
+        *flags,
     ]  # fmt: skip
+    exported = [
+        f"NCCL_SOCKET_IFNAME={interface}",
+        f"NCCL_DEBUG={nccl_debug}",
+        *(name for name in ("LD_LIBRARY_PATH", "PATH") if name in main_env),
+        "SMDATAPARALLEL_USE_HOMOGENEOUS=1" if multi_host else "SMDATAPARALLEL_USE_SINGLENODE=1",
+        "FI_PROVIDER=efa",
+        "RDMAV_FORK_SAFE=1",
+        *custom_exports,
+    ]
+    if multi_host:
+        instance_type = json.loads(main_env.get("SM_RESOURCE_CONFIG", "{}")).get(
+            "current_instance_type", ""
+        )
+        exported += [
+            f"SMDATAPARALLEL_SERVER_ADDR={hosts[0].name}",
+            f"SMDATAPARALLEL_SERVER_PORT={SMDDP_SERVER_PORT}",
+            f"SAGEMAKER_INSTANCE_TYPE={instance_type}",
+        ]
+    for index, host in enumerate(hosts):
+        if index:
+            command.append(":")
+        command += ["-np", str(per_host), "-host", f"{host.name}:{per_host}"]
+        command += ["-wdir", str(host.code)]
+        for export in exported:
+            command += ["-x", export]
+        command += program_command(python, program, host_arguments[index])
+    return command

@@ -6,10 +6,10 @@ capped by what the machine can hold (``processes_per_host`` overrides), and sett
 need GPUs fall back to their CPU equivalents when the emulated hosts get none. Every change is
 one line in ``notes``, so the same spec file serves both places and nothing changes silently.
 
-The wire hyperparameters are adapted here, once, for all hosts: the job name and region, the
-process counts the launchers read, the collective backend, SMP degrees that no longer divide
-the smaller world, and a short collective timeout for the ready scripts so that a hung rank
-fails the job instead of blocking it for half an hour.
+The wire hyperparameters and smdist's ``SMDIST_*`` settings are adapted here, once, for all
+hosts: the job name and region and the process counts the launchers read, the collective
+backend, SMP degrees that no longer divide the smaller world, and a short collective timeout
+for the ready scripts so that a hung rank fails the job instead of blocking it for half an hour.
 """
 
 from __future__ import annotations
@@ -20,14 +20,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from smdist.errors import Problem, SpecError
-from smdist.strategies import SDMP
+from smdist.strategies import ModelParallel, SMPv2
 
 if TYPE_CHECKING:
     from smdist.planning import Plan
 
 # Seconds a collective may block in the ready scripts when the spec sets no collective_timeout.
 LOCAL_COLLECTIVE_TIMEOUT = 120
-PROCESS, TORCHRUN, MPIRUN, HOROVODRUN = "process", "torchrun", "mpirun", "horovodrun"
+PROCESS, TORCHRUN, MPIRUN, SMDDP = "process", "torchrun", "mpirun", "smddp"
+MPI_LAUNCHERS = (MPIRUN, SMDDP)  # one mpirun across the hosts
 
 
 def local_gpus() -> list[str]:
@@ -47,11 +48,10 @@ def launcher_for(plan: Plan) -> str:
     distribution = plan.distribution
     if "torch_distributed" in distribution:
         return TORCHRUN
-    if "mpi" in distribution:
-        # Horovod here may be built with Gloo only; horovodrun --gloo runs it with any build.
-        return HOROVODRUN if plan.spec.strategy.kind == "horovod" else MPIRUN
-    if "dataparallel" in distribution.get("smdistributed", {}):
+    if "mpi" in distribution:  # Horovod and SMP v1: the toolkit's MPIRunner
         return MPIRUN
+    if "dataparallel" in distribution.get("smdistributed", {}):  # the SMDataParallelRunner
+        return SMDDP
     return PROCESS
 
 
@@ -64,6 +64,7 @@ class LocalLayout:
     launcher: str
     tf_config: bool  # MultiWorkerMirroredStrategy: TF_CONFIG per host
     wire_hyperparameters: dict[str, str]
+    environment: dict[str, str]  # the plan's (the user's and smdist's SMDIST_* settings)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -146,6 +147,7 @@ def plan_layout(
     wire = _adapt_hyperparameters(
         plan, job_name, region, per_host, host_count * per_host, gpus_per_host, notes
     )
+    environment = _adapt_environment(plan, per_host, gpus_per_host, notes)
     return LocalLayout(
         hosts=host_count,
         processes_per_host=per_host,
@@ -154,13 +156,14 @@ def plan_layout(
         launcher=launcher,
         tf_config="multi_worker_mirrored_strategy" in plan.distribution,
         wire_hyperparameters=wire,
+        environment=environment,
         notes=notes,
     )
 
 
 def _has_torchrun_launcher(plan: Plan) -> bool:
     """The pytorch_ddp strategy's own launcher: one process per host that starts torchrun."""
-    return "smdist_processes_per_host" in plan.wire_hyperparameters
+    return "SMDIST_PROCESSES_PER_HOST" in plan.environment
 
 
 def _fit_model_parallel(
@@ -168,7 +171,7 @@ def _fit_model_parallel(
 ) -> int:
     """SMP needs the model-parallel degree to divide the world size; grow the processes."""
     strategy = plan.spec.strategy
-    if not isinstance(strategy, SDMP):
+    if not isinstance(strategy, ModelParallel):
         return per_host
     degree = strategy.model_parallel_degree
     if (hosts * per_host) % degree == 0:
@@ -204,23 +207,8 @@ def _adapt_hyperparameters(
     wire["sagemaker_job_name"] = json.dumps(job_name)
     if "<region>" in wire.get("sagemaker_region", ""):
         wire["sagemaker_region"] = json.dumps(region)
-    for name in ("sagemaker_mpi_num_of_processes_per_host", "smdist_processes_per_host"):
-        if name in wire:
-            wire[name] = json.dumps(per_host)
-    if not gpus_per_host:
-        for name, gpu_value, cpu_value in (
-            ("smdist_backend", "nccl", "gloo"),
-            ("smdist_communication", "nccl", "ring"),
-        ):
-            if wire.get(name) == json.dumps(gpu_value):
-                wire[name] = json.dumps(cpu_value)
-                notes.append(f"{name}: {gpu_value} -> {cpu_value} (no GPU here)")
-    if plan.source_dir is None and "smdist_collective_timeout" not in wire:
-        wire["smdist_collective_timeout"] = json.dumps(LOCAL_COLLECTIVE_TIMEOUT)
-        notes.append(
-            f"collective timeout: {LOCAL_COLLECTIVE_TIMEOUT} s (a local default; set "
-            "strategy.collective_timeout to choose)"
-        )
+    if "sagemaker_mpi_num_of_processes_per_host" in wire:
+        wire["sagemaker_mpi_num_of_processes_per_host"] = json.dumps(per_host)
     if "mp_parameters" in wire:
         wire["mp_parameters"] = json.dumps(
             _adapt_mp_parameters(
@@ -228,6 +216,29 @@ def _adapt_hyperparameters(
             )
         )
     return wire
+
+
+def _adapt_environment(
+    plan: Plan, per_host: int, gpus_per_host: int, notes: list[str]
+) -> dict[str, str]:
+    environment = dict(plan.environment)
+    if "SMDIST_PROCESSES_PER_HOST" in environment:
+        environment["SMDIST_PROCESSES_PER_HOST"] = str(per_host)
+    if not gpus_per_host:
+        for name, gpu_value, cpu_value in (
+            ("SMDIST_BACKEND", "nccl", "gloo"),
+            ("SMDIST_COMMUNICATION", "nccl", "ring"),
+        ):
+            if environment.get(name) == gpu_value:
+                environment[name] = cpu_value
+                notes.append(f"{name}: {gpu_value} -> {cpu_value} (no GPU here)")
+    if plan.source_dir is None and "SMDIST_COLLECTIVE_TIMEOUT" not in environment:
+        environment["SMDIST_COLLECTIVE_TIMEOUT"] = str(LOCAL_COLLECTIVE_TIMEOUT)
+        notes.append(
+            f"collective timeout: {LOCAL_COLLECTIVE_TIMEOUT} s (a local default; set "
+            "strategy.collective_timeout to choose)"
+        )
+    return environment
 
 
 def _adapt_mp_parameters(
@@ -241,7 +252,7 @@ def _adapt_mp_parameters(
                 parameters[precision] = False
                 notes.append(f"mp_parameters.{precision}: true -> false (no GPU here)")
     shard = parameters.get("hybrid_shard_degree")
-    if isinstance(strategy, SDMP) and isinstance(shard, int) and shard > 1:
+    if isinstance(strategy, SMPv2) and isinstance(shard, int) and shard > 1:
         data_parallel = world // strategy.tensor_degree
         if shard > data_parallel or data_parallel % shard:
             fitted = max(d for d in _divisors(data_parallel) if d <= shard)

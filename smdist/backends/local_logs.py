@@ -1,8 +1,8 @@
 """One live log stream for a local job: every line labelled by host (and rank where known).
 
 Each emulated host's first process writes into one pipe; a thread per pipe reads it line by
-line. Lines from mpirun (``--tag-output``: ``[1,3]<stdout>:``) and horovodrun
-(``[3]<stdout>:``) carry the rank, which also names the host the rank runs on. Every line is
+line. Lines from mpirun (``--tag-output``: ``[1,3]<stdout>:``) carry the rank, which also
+names the host the rank runs on. Every line is
 appended, flushed, to the job's combined log (``<label> | <text>``) and to its host's own
 file; ``Job.logs()`` and the live console view read the combined file, so a reader can start
 at any time and nothing is held in memory but the recent lines used for failure reports.
@@ -22,11 +22,10 @@ SMDIST = "smdist"
 SEPARATOR = " | "
 RECENT_LINES = 2000
 _MPI_TAG = re.compile(r"^\[\d+,(\d+)\]<std(?:out|err)>:(.*)$")
-_HOROVOD_TAG = re.compile(r"^\[(\d+)\]<std(?:out|err)>:(.*)$")
 # mpirun tags every chunk it forwards, so a line written in pieces (Python writes a traceback's
 # last line in three) carries more tags inside it.
 _INNER_TAG = re.compile(r"\[\d+,\d+\]<std(?:out|err)>:")
-TAG_PATTERNS = {"mpirun": _MPI_TAG, "horovodrun": _HOROVOD_TAG}
+TAG_PATTERNS = {"mpirun": _MPI_TAG}
 
 
 def label(host: str, rank: int | None) -> str:

@@ -1,28 +1,27 @@
 """A stand-in for ``ssh`` that "logs into" an emulated host by running the command locally.
 
-mpirun and horovodrun reach the other hosts of a job over ssh. The emulated hosts are
-directories on this machine, so this script takes ssh's place (first on PATH, and mpirun's
-``plm_rsh_agent``): it drops ssh's options, finds the host, and runs the command with
-``/bin/sh -c`` as the remote shell would.
+mpirun reaches the other hosts of a job over ssh (``plm_rsh_agent``). The emulated hosts are
+directories on this machine, so this script takes ssh's place: it drops ssh's options, finds
+the host, and hands the remote command to ``/bin/sh -c`` exactly as sshd hands it to the login
+shell: the words joined by spaces, byte for byte, never edited. (mpirun quotes what it puts
+there; editing that text is how values turn into commands.)
 
-What makes it a different host is its disk and its GPUs. SageMaker's launchers export the
-first host's environment (``SM_MODEL_DIR=/opt/ml/model`` ...) and working directory to every
-rank, and on each real host those paths name that host's own files. Here each host has its own
-directory standing in for ``/opt/ml``, so the first host's directory is replaced by this host's
-in the environment and in the command (``cd <dir>``, exported variables) before it runs, and
-``CUDA_VISIBLE_DEVICES`` becomes this host's share of the machine's GPUs.
+What makes it a different host is its environment, set as variables and never as text: the
+login starts from that host's own environment file (as a SageMaker worker's ssh login starts
+from the ``/etc/environment`` it wrote: its own ``SM_*`` values, its share of the GPUs, its host
+name for ``gethostname()``), in its working directory (its ``code/``). What mpirun exports
+(``-x``) then overrides that in the ranks, per host (``local_launch``).
 
 Configured through the environment the launcher passes on: ``SMDIST_LOCAL_HOSTS`` (a JSON
-object host -> {"base": its /opt/ml directory, "gpus": its CUDA_VISIBLE_DEVICES}; the first
-entry is the launching host). Any other host is handed to the real ssh. Standard library only.
+object host -> {"base": its /opt/ml directory, "gpus": its CUDA_VISIBLE_DEVICES,
+"environment": its environment file}). Any other host is handed to the real ssh. Standard
+library only.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
-import shlex
 import shutil
 import sys
 
@@ -52,7 +51,7 @@ def _skip_options(argv: list[str], index: int) -> int:
 def split_ssh_arguments(argv: list[str]) -> tuple[str, list[str]]:
     """(destination host, remote command words) from ssh's command line.
 
-    Like OpenSSH, options are accepted after the destination too (horovodrun puts
+    Like OpenSSH, options are accepted after the destination too (some launchers put
     ``-o ConnectTimeout=...`` there).
     """
     index = _skip_options(argv, 0)
@@ -60,21 +59,6 @@ def split_ssh_arguments(argv: list[str]) -> tuple[str, list[str]]:
         raise SystemExit("ssh stand-in: no destination host given")
     destination = argv[index].rpartition("@")[2]
     return destination, argv[_skip_options(argv, index + 1) :]
-
-
-def rewrite(value: str, main_base: str, host_base: str) -> str:
-    """Replace the launching host's directory with this host's (whole path components only)."""
-    if main_base == host_base or main_base not in value:
-        return value
-    return re.sub(re.escape(main_base) + r"(?=[/\s\"':,;=]|$)", host_base, value)
-
-
-_GPU_ASSIGNMENT = re.compile(r"(?<![\w])CUDA_VISIBLE_DEVICES=(?:'[^']*'|\"[^\"]*\"|[^\s;]*)")
-
-
-def with_gpus(script: str, gpus: str) -> str:
-    """Give ``CUDA_VISIBLE_DEVICES=...`` assignments in a shell command this host's GPUs."""
-    return _GPU_ASSIGNMENT.sub(lambda _: f"CUDA_VISIBLE_DEVICES={shlex.quote(gpus)}", script)
 
 
 def _real_ssh() -> str | None:
@@ -96,17 +80,20 @@ def main(argv: list[str]) -> int:
             known = ", ".join(hosts) or "none"
             raise SystemExit(f"ssh stand-in: {host!r} is not a host of this job ({known})")
         os.execv(real, [real, *argv])
-    main_base = next(iter(hosts.values()))["base"]
-    host_base, gpus = hosts[host]["base"], hosts[host]["gpus"]
-    environ = {
-        name: value if name == HOSTS_VARIABLE else rewrite(value, main_base, host_base)
-        for name, value in os.environ.items()
-    }
-    environ["CUDA_VISIBLE_DEVICES"] = gpus
-    if "NSS_WRAPPER_HOSTS" in environ:
-        environ["NSS_WRAPPER_HOSTNAME"] = host  # this host's gethostname(), not the launcher's
-    script = with_gpus(rewrite(" ".join(command), main_base, host_base), gpus)
+    entry = hosts[host]
+    host_base = entry["base"]
+    if entry.get("environment"):
+        with open(entry["environment"], encoding="utf-8") as handle:
+            environ = dict(json.load(handle))
+    else:
+        environ = dict(os.environ)
+        environ["CUDA_VISIBLE_DEVICES"] = entry["gpus"]
+        if "NSS_WRAPPER_HOSTS" in environ:
+            environ["NSS_WRAPPER_HOSTNAME"] = host  # its gethostname(), not the launcher's
     os.chdir(os.path.join(host_base, "code") if os.path.isdir(host_base) else "/")
+    # sshd's contract: the remote command is the words joined by single spaces, run by the
+    # user's shell. It is passed on as it came.
+    script = " ".join(command)
     os.execve("/bin/sh", ["/bin/sh", "-c", script or "exec $SHELL -l"], environ)
     return 127  # not reached
 

@@ -1,10 +1,12 @@
 """Facts about SageMaker instances and framework support, read from dated data files.
 
 Instance types, GPU counts, prices and which framework versions each distributed library
-supports change every few months. They live in ``instances.yaml`` and ``frameworks.yaml`` next to
-this module, each with the date the facts were taken, so that updating a fact is a data change
-and every check in smdist reads the same answer. This module only loads, validates and answers
-questions about that data; it uses the standard library and PyYAML and nothing else from smdist.
+supports change every few months. They live in data files next to this module, each with the
+date the facts were taken and their sources: ``instances.yaml`` and ``frameworks.yaml`` (read
+here), ``images.yaml`` (training containers, ``images.py``) and ``sagemaker_api.json`` (the API's
+own limits, ``api.py``). Updating a fact is a data change and every check in smdist reads the
+same answer. This module only loads, validates and answers questions about that data; it uses
+the standard library and PyYAML and nothing else from smdist.
 """
 
 from __future__ import annotations
@@ -30,10 +32,11 @@ __all__ = [
     "minimum_version",
     "price_region",
     "supported_versions",
+    "training_instance_types",
 ]
 
 INSTANCE_LIBRARIES = frozenset({"smddp", "smp_v1", "smp_v2", "nccl", "neuron"})
-ACCELERATOR_KINDS = frozenset({"gpu", "cpu", "trainium"})
+ACCELERATOR_KINDS = frozenset({"gpu", "cpu", "trainium", "inferentia"})
 
 _INSTANCES_FILE = "instances.yaml"
 _FRAMEWORKS_FILE = "frameworks.yaml"
@@ -54,6 +57,7 @@ _INSTANCE_KEYS = frozenset(
         "price_note",
         "libraries",
         "retired",
+        "training",
         "note",
     }
 )
@@ -72,7 +76,8 @@ class InstanceInfo:
     devices) on Trainium instances. ``bf16``/``tf32`` say whether the instance's NVIDIA GPUs
     support those precisions (Ampere or newer); they are False on CPU and Trainium instances.
     ``libraries`` names the distributed libraries that run there: ``nccl`` on any NVIDIA GPU,
-    ``neuron`` on Trainium, and the SageMaker libraries where AWS documents support.
+    ``neuron`` on Trainium and Inferentia, and the SageMaker libraries where AWS documents
+    support. ``training`` is False for instances CreateTrainingJob does not offer (Inferentia).
     """
 
     instance_type: str
@@ -87,6 +92,7 @@ class InstanceInfo:
     efa: bool
     price_per_hour: float | None
     retired: bool
+    training: bool
     libraries: frozenset[str]
     bf16: bool
     tf32: bool
@@ -106,7 +112,6 @@ class _FrameworkCatalog:
     frameworks: tuple[str, ...]
     libraries: dict[str, dict[str, tuple[str, ...]]]
     features: dict[str, dict[str, str]]
-    dlc: dict[str, dict[str, tuple[str, ...]]]
 
 
 def _read_yaml(file_name: str) -> dict[str, Any]:
@@ -187,6 +192,7 @@ def _build_instance(
         efa=bool(values["efa"]),
         price_per_hour=None if price is None else float(price),
         retired=bool(values.get("retired", False)),
+        training=bool(values.get("training", True)),
         libraries=libraries,
         bf16=bf16,
         tf32=tf32,
@@ -240,18 +246,11 @@ def _framework_catalog() -> _FrameworkCatalog:
         _require(set(minimum) <= set(frameworks), f"{where}: unknown framework.")
         _version_tuple(list(minimum.values()), where)
         features[feature] = dict(minimum)
-    dlc: dict[str, dict[str, tuple[str, ...]]] = {}
-    for framework in frameworks:
-        table = (data.get("dlc") or {}).get(framework) or {}
-        where = f"{_FRAMEWORKS_FILE}: dlc.{framework}"
-        ordered = _version_tuple(list(table), where)
-        dlc[framework] = {version: tuple(table[version]) for version in ordered}
     return _FrameworkCatalog(
         date=str(data["catalog_date"]),
         frameworks=frameworks,
         libraries=libraries,
         features=features,
-        dlc=dlc,
     )
 
 
@@ -263,7 +262,10 @@ def _check_name(kind: str, name: str, valid: Any) -> None:
 
 def catalog_date() -> str:
     """The date (YYYY-MM-DD) the oldest set of catalogued facts was taken."""
-    return min(_instance_catalog().date, _framework_catalog().date)
+    from smdist.catalog import api, images
+
+    dates = (_instance_catalog().date, _framework_catalog().date, images.catalog_date())
+    return min(*dates, api.snapshot_date())
 
 
 def price_region() -> str:
@@ -281,8 +283,15 @@ def known_instance_types() -> list[str]:
     return sorted(_instance_catalog().instances)
 
 
+def training_instance_types() -> list[str]:
+    """Every instance type CreateTrainingJob accepts (the service model's enum), sorted."""
+    from smdist.catalog import api
+
+    return sorted(api.training_instance_types())
+
+
 def closest_instance_types(name: str, n: int = 3) -> list[str]:
-    """Up to ``n`` catalogued instance types that look like ``name``, best first.
+    """Up to ``n`` training instance types (the API's list) that look like ``name``, best first.
 
     Meant for error messages: ``p3.2xlarge`` suggests ``ml.p3.2xlarge`` because SageMaker
     needs the ``ml.`` prefix.
@@ -294,7 +303,7 @@ def closest_instance_types(name: str, n: int = 3) -> list[str]:
         return []
     if not candidate.startswith("ml."):
         candidate = f"ml.{candidate}"
-    known = known_instance_types()
+    known = training_instance_types()
     matches = difflib.get_close_matches(candidate, known, n=n, cutoff=0.6)
     if candidate in known:
         matches = [candidate, *[match for match in matches if match != candidate]]
@@ -337,9 +346,11 @@ def minimum_version(feature: str, framework: str) -> str | None:
 
 def dlc_versions(framework: str) -> dict[str, list[str]]:
     """SageMaker training DLC versions of ``framework`` mapped to their Python versions."""
-    catalog = _framework_catalog()
-    _check_name("framework", framework, catalog.frameworks)
-    return {version: list(pys) for version, pys in catalog.dlc[framework].items()}
+    from smdist.catalog import images
+
+    _check_name("framework", framework, _framework_catalog().frameworks)
+    repository = images.repository_for(framework)
+    return {image.version: list(image.py_versions) for image in images.training_images(repository)}
 
 
 def compare_versions(a: str, b: str) -> int:

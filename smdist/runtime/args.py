@@ -5,6 +5,10 @@ The SageMaker container passes each hyperparameter as ``--name value`` where val
 ``['a', 'b']``. The same script also runs under plain torchrun with hand-typed flags, so the
 parsers here accept both spellings. Unknown flags are returned, not fatal: the container also
 passes hyperparameters meant for other parts of the job.
+
+smdist's own settings (backend, collective implementation and timeout) are not flags: they
+come from ``SMDIST_*`` variables (``smdist.runtime.settings``) and are attached to the parsed
+namespace under their old names, ``smdist_backend`` and so on.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ import argparse
 import ast
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+
+from .settings import SettingsError, read_settings
 
 _TRUE = {"true", "1", "yes", "y", "on"}
 _FALSE = {"false", "0", "no", "n", "off"}
@@ -52,7 +58,7 @@ class TrainingArgs:
     seed: int = 42
     samples: int = 4096  # synthetic dataset size when no train channel is given
     log_every: int = 10
-    # Set by smdist's strategies (wire hyperparameters prefixed smdist_).
+    # Set by smdist's strategies through SMDIST_* variables, not flags.
     smdist_backend: str = "auto"  # torch process-group backend: auto | nccl | gloo
     smdist_communication: str = "auto"  # TF collective implementation: auto | ring | nccl
     smdist_collective_timeout: int = 0  # seconds; 0: the framework's default
@@ -73,9 +79,6 @@ def training_arg_parser(**defaults: object) -> argparse.ArgumentParser:
         ("seed", int),
         ("samples", int),
         ("log_every", int),
-        ("smdist_backend", str),
-        ("smdist_communication", str),
-        ("smdist_collective_timeout", int),
     ):
         default = defaults.pop(name, getattr(base, name))
         parser.add_argument(f"--{name}", type=kind, default=default)
@@ -108,4 +111,11 @@ def parse_training_args(
     parser = parser or training_arg_parser()
     namespace, unknown = parser.parse_known_args(argv)
     namespace.unknown = unknown
+    try:
+        settings = read_settings()
+    except SettingsError as error:
+        parser.error(str(error))  # exits 2, as for a bad flag
+    namespace.smdist_backend = settings.backend
+    namespace.smdist_communication = settings.communication
+    namespace.smdist_collective_timeout = settings.collective_timeout
     return namespace

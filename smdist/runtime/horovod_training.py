@@ -61,7 +61,7 @@ def apply_collective_timeout(seconds: int, environ: dict[str, str] | None = None
     """
     if seconds < 0:
         raise ValueError(
-            f"--smdist_collective_timeout={seconds} must be >= 0 (seconds; 0 keeps Horovod's "
+            f"SMDIST_COLLECTIVE_TIMEOUT={seconds} must be >= 0 (seconds; 0 keeps Horovod's "
             "default of waiting forever)"
         )
     if seconds == 0:

@@ -12,10 +12,11 @@ rendezvous (``--master_addr``/``--master_port``/``--node_rank``, what SageMaker'
 torch_distributed launcher runs) starts workers about a second sooner: the host that joins a
 c10d rendezvous first polls it once a second until the others arrive.
 
-Three hyperparameters are the launcher's own and are removed before the training script sees
-its arguments: ``smdist_training_script`` (the script to run), ``smdist_processes_per_host``
-(``auto`` = one per GPU, 1 on CPU; or a number) and ``smdist_max_restarts``. Everything else is
-passed through untouched, in order.
+The launcher's own settings come from the environment, never from the arguments:
+``SMDIST_TRAINING_SCRIPT`` (the script to run), ``SMDIST_PROCESSES_PER_HOST`` (``auto`` = one
+per GPU, 1 on CPU; or a number) and ``SMDIST_MAX_RESTARTS``. Every argument SageMaker gives the
+launcher (the job's hyperparameters as ``--name value``) reaches the script untouched, in
+order, so a script that parses its flags strictly runs as it would under plain torchrun.
 
 The launcher waits (bounded) for every host to resolve, adds NCCL defaults on GPU hosts,
 forwards SIGTERM / SIGINT to torchrun (which then stops its workers; SIGKILL would orphan
@@ -25,15 +26,16 @@ exits 1 then). Bad arguments exit 2 before anything starts.
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
+import re
 import shlex
 import signal
 import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from types import FrameType
 
@@ -41,13 +43,10 @@ from .environments.base import ClusterEnvironmentError
 from .environments.sagemaker import SageMakerEnvironment
 from .hosts import DEFAULT_TIMEOUT_S, HostsUnresolvedError, wait_for_hosts
 from .nccl import nccl_defaults
+from .settings import MAX_RESTARTS, PROCESSES_PER_HOST, TRAINING_SCRIPT, SettingsError
+from .settings import whole_number as _whole_number
 
 logger = logging.getLogger("smdist.runtime.launcher")
-
-TRAINING_SCRIPT = "smdist_training_script"
-PROCESSES_PER_HOST = "smdist_processes_per_host"
-MAX_RESTARTS = "smdist_max_restarts"
-LAUNCHER_HYPERPARAMETERS = (TRAINING_SCRIPT, PROCESSES_PER_HOST, MAX_RESTARTS)
 
 RDZV_PORT_ENV = "SMDIST_RDZV_PORT"
 HOSTS_TIMEOUT_ENV = "SMDIST_HOSTS_TIMEOUT_S"
@@ -69,73 +68,35 @@ class LauncherArgs:
     script_args: list[str] = field(default_factory=list)
 
 
-def _unquote(value: str) -> str:
-    # A value JSON-encoded once too often arrives as '"auto"'; accept it for our own flags.
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-        return value[1:-1]
-    return value
-
-
 def _parse_processes_per_host(value: str) -> int | None:
-    text = _unquote(value).strip()
-    if text.lower() == "auto":
+    text = value.strip()
+    if text.lower() in ("", "auto"):
         return None
     if text.isdigit() and int(text) >= 1:
         return int(text)
     raise LauncherArgumentError(
-        f"--{PROCESSES_PER_HOST}={value!r} is not valid: expected 'auto' (one process per GPU, "
+        f"{PROCESSES_PER_HOST}={value!r} is not valid: expected 'auto' (one process per GPU, "
         "1 on CPU) or a whole number >= 1."
     )
 
 
-def _parse_max_restarts(value: str) -> int:
-    text = _unquote(value).strip()
-    if text.isdigit():
-        return int(text)
-    raise LauncherArgumentError(
-        f"--{MAX_RESTARTS}={value!r} is not valid: expected a whole number >= 0."
-    )
-
-
-def split_launcher_args(argv: Sequence[str]) -> LauncherArgs:
-    """Take the launcher's own ``--smdist_*`` flags out of ``argv``; keep the rest in order.
-
-    Both ``--name value`` (how SageMaker passes hyperparameters) and ``--name=value`` work.
-    """
-    own: dict[str, str] = {}
-    rest: list[str] = []
-    tokens = list(argv)
-    index = 0
-    while index < len(tokens):
-        token = tokens[index]
-        name, has_equals, inline_value = token[2:].partition("=")
-        if token.startswith("--") and name in LAUNCHER_HYPERPARAMETERS:
-            if name in own:
-                raise LauncherArgumentError(
-                    f"--{name} is given twice ({own[name]!r} and the next one): give it once."
-                )
-            if has_equals:
-                own[name] = inline_value
-            elif index + 1 < len(tokens):
-                index += 1
-                own[name] = tokens[index]
-            else:
-                raise LauncherArgumentError(f"--{name} has no value: expected --{name} <value>.")
-        else:
-            rest.append(token)
-        index += 1
-
-    script = _unquote(own.get(TRAINING_SCRIPT, "")).strip()
+def read_launcher_args(environ: Mapping[str, str], argv: Sequence[str]) -> LauncherArgs:
+    """The launcher's settings from ``SMDIST_*`` variables; ``argv`` is the script's, as is."""
+    script = environ.get(TRAINING_SCRIPT, "").strip()
     if not script:
         raise LauncherArgumentError(
-            f"--{TRAINING_SCRIPT} is missing: expected the training script the launcher "
-            "starts, e.g. --smdist_training_script pytorch_ddp.py."
+            f"{TRAINING_SCRIPT} is not set: it names the training script the launcher starts, "
+            "e.g. train.py."
         )
+    try:
+        max_restarts = _whole_number(environ, MAX_RESTARTS, 0)
+    except SettingsError as error:
+        raise LauncherArgumentError(str(error)) from None
     return LauncherArgs(
         training_script=script,
-        processes_per_host=_parse_processes_per_host(own.get(PROCESSES_PER_HOST, "auto")),
-        max_restarts=_parse_max_restarts(own.get(MAX_RESTARTS, "0")),
-        script_args=rest,
+        processes_per_host=_parse_processes_per_host(environ.get(PROCESSES_PER_HOST, "auto")),
+        max_restarts=max_restarts,
+        script_args=list(argv),
     )
 
 
@@ -200,16 +161,40 @@ def resolve_training_script(script: str, search_dirs: Sequence[Path]) -> Path:
             return candidate.resolve()
     searched = ", ".join(str(c) for c in candidates)
     raise LauncherArgumentError(
-        f"--{TRAINING_SCRIPT}={script!r} was not found (looked for {searched}): expected a "
+        f"{TRAINING_SCRIPT}={script!r} was not found (looked for {searched}): expected a "
         "script in the uploaded source directory."
     )
 
 
+def installed_torch_version() -> str | None:
+    """torch's version without importing torch or ``importlib.metadata`` (each costs a start).
+
+    Reads ``torch/version.py``, which every torch build writes; falls back to the package
+    metadata when that file is missing.
+    """
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for location in spec.submodule_search_locations:
+        try:
+            text = (Path(location) / "version.py").read_text()
+        except OSError:
+            continue
+        match = re.search(r"^__version__\s*=\s*['\"]([^'\"]+)['\"]", text, re.MULTILINE)
+        if match:
+            return match.group(1)
+    from importlib import metadata
+
+    try:
+        return metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        return None
+
+
 def torch_supports_local_addr() -> bool:
     """torchrun's --local_addr arrived in torch 2.1; older containers must not be given it."""
-    try:
-        version = metadata.version("torch")
-    except metadata.PackageNotFoundError:
+    version = installed_torch_version()
+    if version is None:
         return False
     parts = version.split("+")[0].split(".")
     try:
@@ -344,7 +329,7 @@ def main(
     if search_dirs is None:
         search_dirs = [Path.cwd(), Path(sys.argv[0]).resolve().parent]
     try:
-        args = split_launcher_args(argv)
+        args = read_launcher_args(environ, argv)
         script = resolve_training_script(args.training_script, search_dirs)
         sagemaker = SageMakerEnvironment(environ)
         current_host = sagemaker.current_host  # raises unless it is one of the hosts
@@ -362,7 +347,12 @@ def main(
         print(f"smdist-launcher: {error}", file=sys.stderr, flush=True)
         return HOSTS_UNRESOLVED_EXIT_CODE
 
-    child_env = dict(environ)
+    # The launcher's own settings stop here; the script gets the rest of the environment.
+    child_env = {
+        name: value
+        for name, value in environ.items()
+        if name not in (TRAINING_SCRIPT, PROCESSES_PER_HOST, MAX_RESTARTS)
+    }
     if gpus > 0:
         child_env.update(nccl_defaults(environ))
     command = build_torchrun_command(

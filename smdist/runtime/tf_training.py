@@ -236,12 +236,12 @@ def multi_worker_strategy(tf: Any, communication: str, timeout_seconds: int) -> 
     """
     if communication not in COMMUNICATION_CHOICES:
         raise ValueError(
-            f"--smdist_communication={communication!r} is not a collective implementation; "
+            f"SMDIST_COMMUNICATION={communication!r} is not a collective implementation; "
             f"use one of {', '.join(COMMUNICATION_CHOICES)}"
         )
     if timeout_seconds < 0:
         raise ValueError(
-            f"--smdist_collective_timeout={timeout_seconds} must be >= 0 (seconds; 0 keeps "
+            f"SMDIST_COLLECTIVE_TIMEOUT={timeout_seconds} must be >= 0 (seconds; 0 keeps "
             "TensorFlow's default of no timeout)"
         )
     implementations = tf.distribute.experimental.CommunicationImplementation

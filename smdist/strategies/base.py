@@ -12,7 +12,14 @@ import re
 import shlex
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BeforeValidator, Field, PositiveInt, field_validator
+from pydantic import (
+    BeforeValidator,
+    Field,
+    PositiveInt,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
 
 from smdist import catalog
 from smdist.base import StrictModel
@@ -43,6 +50,12 @@ def check_custom_mpi_options(value: str) -> str:
     """Reject anything but plain mpirun flags: the container pastes them into a command line."""
     if not value:
         return value
+    control = [char for char in value if ord(char) < 32 or ord(char) == 127]
+    if control:
+        raise ValueError(
+            f"{value!r} holds a control character ({control[0]!r}); custom MPI options are "
+            "plain mpirun flags on one line, such as '-x NCCL_DEBUG=INFO'"
+        )
     try:
         tokens = shlex.split(value)
     except ValueError as exc:
@@ -76,6 +89,17 @@ class Strategy(StrictModel):
     launcher_name: ClassVar[str] = "process per host"
     # The strategies that take processes_per_host from the instance's GPUs, always.
     one_process_per_gpu: ClassVar[bool] = False
+    # The fields that pick the model when a dump is read back into a JobSpec.
+    tag_fields: ClassVar[tuple[str, ...]] = ("kind",)
+
+    @model_serializer(mode="wrap")
+    def _keep_tags(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """Every dump keeps ``kind`` (and SMP's ``version``), even one that leaves defaults or
+        unset fields out: without them it would not load back as the same strategy."""
+        data = handler(self)
+        if isinstance(data, dict):
+            data = {name: getattr(self, name) for name in self.tag_fields} | data
+        return data
 
     @property
     def framework(self) -> str:
@@ -111,15 +135,30 @@ class Strategy(StrictModel):
             raise SpecError(errors)
         return self.render_distribution(cluster)
 
+    def model_trainer_distributed(self, cluster: Cluster) -> Any:
+        """The SageMaker Python SDK v3 ``ModelTrainer(distributed=...)`` object, after checks.
+
+        ``Torchrun`` for DDP, ``Torchrun(smp=SMP(...))`` for SMP v2, ``MPI`` for Horovod; needs
+        SDK v3 installed. See ``smdist.backends.sagemaker_v3``.
+        """
+        from smdist.backends.sagemaker_v3 import model_trainer_distributed
+
+        return model_trainer_distributed(self, cluster)
+
     def distribution_hyperparameters(self, cluster: Cluster) -> dict[str, Any]:
         """The hyperparameters the SDK derives from ``distribution`` (before JSON encoding)."""
         raise NotImplementedError
 
-    def smdist_hyperparameters(self, cluster: Cluster) -> dict[str, Any]:
-        """Hyperparameters smdist adds for its entry points (all prefixed ``smdist_``)."""
+    def smdist_environment(self, cluster: Cluster, entry_point: str) -> dict[str, str]:
+        """smdist's own settings for its launcher and entry points, as ``SMDIST_*`` variables.
+
+        They travel in the job's Environment, never as hyperparameters: SageMaker passes every
+        hyperparameter to the script as ``--name value``, and a script that parses its flags
+        strictly must see only its own.
+        """
         if self.collective_timeout is None:
             return {}
-        return {"smdist_collective_timeout": self.collective_timeout}
+        return {"SMDIST_COLLECTIVE_TIMEOUT": str(self.collective_timeout)}
 
     def program(self, entry_point: str) -> str:
         """The script SageMaker runs (``sagemaker_program``) for the user's entry point."""

@@ -6,8 +6,9 @@ Two ways to get torchrun onto SageMaker hosts:
   reads the SageMaker environment and starts ``torch.distributed.run`` with its rendezvous on
   the first host (c10d when ``max_restarts`` asks for restarts, static otherwise). No
   ``distribution`` dict is needed, so it works with any PyTorch container, on CPU instances,
-  with any processes per host and with ``max_restarts``. The user's training script travels
-  as the ``smdist_training_script`` hyperparameter.
+  with any processes per host and with ``max_restarts``. The user's training script and the
+  launcher's settings travel in the job's environment (``SMDIST_TRAINING_SCRIPT``, ...), so
+  the script's arguments are exactly its hyperparameters.
 - ``torch_distributed``: SageMaker's own ``torch_distributed`` distribution; the container runs
   torchrun with one process per GPU.
 """
@@ -73,20 +74,19 @@ class PyTorchDDP(Strategy):
             "sagemaker_instance_type": cluster.instance_type,
         }
 
-    def smdist_hyperparameters(self, cluster: Cluster) -> dict[str, Any]:
-        values: dict[str, Any] = {"smdist_backend": self.backend}
-        values.update(super().smdist_hyperparameters(cluster))
+    def smdist_environment(self, cluster: Cluster, entry_point: str) -> dict[str, str]:
+        """The backend for the ready script, and the torchrun launcher's own settings."""
+        values = {"SMDIST_BACKEND": self.backend}
+        values.update(super().smdist_environment(cluster, entry_point))
+        if self.launcher == "torchrun":
+            values.update(
+                {
+                    "SMDIST_TRAINING_SCRIPT": entry_point,
+                    "SMDIST_PROCESSES_PER_HOST": str(self.processes_per_host),
+                    "SMDIST_MAX_RESTARTS": str(self.max_restarts),
+                }
+            )
         return values
-
-    def launcher_hyperparameters(self, entry_point: str) -> dict[str, Any]:
-        """The torchrun launcher's own hyperparameters (it strips them before the script)."""
-        if self.launcher != "torchrun":
-            return {}
-        return {
-            "smdist_training_script": entry_point,
-            "smdist_processes_per_host": self.processes_per_host,
-            "smdist_max_restarts": self.max_restarts,
-        }
 
     def check(self, cluster, framework_version=None, hyperparameters=None) -> list[Problem]:
         problems = super().check(cluster, framework_version, hyperparameters)

@@ -11,7 +11,9 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from smdist.cluster import Cluster
+from smdist.errors import Problem
 from smdist.strategies.base import MPIOptionsMixin, ProcessesPerHost, Strategy
+from smdist.strategies.neuron import refuse_tensorflow_on_neuron
 
 
 class Horovod(MPIOptionsMixin, Strategy):
@@ -38,6 +40,12 @@ class Horovod(MPIOptionsMixin, Strategy):
 
     def requested_processes_per_host(self):
         return self.processes_per_host
+
+    def check(self, cluster, framework_version=None, hyperparameters=None) -> list[Problem]:
+        problems = super().check(cluster, framework_version, hyperparameters)
+        if self.framework_name == "tensorflow":
+            problems += refuse_tensorflow_on_neuron(cluster, "Horovod")
+        return problems
 
     def render_distribution(self, cluster: Cluster) -> dict[str, Any]:
         return {"mpi": self.mpi_distribution(cluster)}

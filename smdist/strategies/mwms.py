@@ -15,6 +15,7 @@ from smdist import catalog
 from smdist.cluster import Cluster
 from smdist.errors import Problem
 from smdist.strategies.base import Strategy
+from smdist.strategies.neuron import refuse_tensorflow_on_neuron
 
 
 class MWMS(Strategy):
@@ -45,14 +46,15 @@ class MWMS(Strategy):
     def distribution_hyperparameters(self, cluster: Cluster) -> dict[str, Any]:
         return {"sagemaker_multi_worker_mirrored_strategy_enabled": True}
 
-    def smdist_hyperparameters(self, cluster: Cluster) -> dict[str, Any]:
+    def smdist_environment(self, cluster: Cluster, entry_point: str) -> dict[str, str]:
         return {
-            "smdist_communication": self.communication,
-            **super().smdist_hyperparameters(cluster),
+            "SMDIST_COMMUNICATION": self.communication,
+            **super().smdist_environment(cluster, entry_point),
         }
 
     def check(self, cluster, framework_version=None, hyperparameters=None) -> list[Problem]:
         problems = super().check(cluster, framework_version, hyperparameters)
+        problems += refuse_tensorflow_on_neuron(cluster, "MultiWorkerMirroredStrategy")
         if (
             self.communication == "nccl"
             and cluster.gpus_per_host == 0

@@ -29,6 +29,9 @@ TF = {"framework_version": "2.14", "py_version": "py310"}
 SMDDP = {"framework_version": "2.2.0", "py_version": "py310"}
 SMP1 = {"framework_version": "1.13.1", "py_version": "py39"}
 SMP2 = {"framework_version": "2.3.1", "py_version": "py311"}
+# The last training images that carry Horovod.
+HOROVOD_PT = {"framework_version": "2.0.0", "py_version": "py310"}
+HOROVOD_TF = {"framework_version": "2.12", "py_version": "py310"}
 
 STRATEGIES: dict[str, tuple[dict[str, Any], dict[str, str], list[tuple[str, int]]]] = {
     "mwms": (
@@ -38,7 +41,7 @@ STRATEGIES: dict[str, tuple[dict[str, Any], dict[str, str], list[tuple[str, int]
     ),
     "horovod-pytorch": (
         {"kind": "horovod", "framework": "pytorch", "processes_per_host": 1},
-        PT,
+        HOROVOD_PT,
         [("ml.p3.2xlarge", 2), ("ml.g5.12xlarge", 2)],
     ),
     "horovod-tensorflow": (
@@ -48,7 +51,7 @@ STRATEGIES: dict[str, tuple[dict[str, Any], dict[str, str], list[tuple[str, int]
             "processes_per_host": 4,
             "custom_mpi_options": "-verbose -x NCCL_DEBUG=INFO",
         },
-        TF,
+        HOROVOD_TF,
         [("ml.g5.12xlarge", 2), ("ml.p3.8xlarge", 3)],
     ),
     "ddp-torchrun": (

@@ -18,8 +18,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-ENTRY_POINTS = REPO / "entry_points"
+from smdist.packaging import entry_points_dir
+
+# The installed package's ready scripts (the source tree's under an editable install): a run
+# against an installed wheel (.ci/wheel-check) exercises the wheel's own files.
+ENTRY_POINTS = entry_points_dir()
 PYTHON = sys.executable
 VENV_BIN = Path(PYTHON).parent
 

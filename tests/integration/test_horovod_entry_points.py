@@ -169,8 +169,8 @@ def test_sigterm_to_one_rank_checkpoints_then_resume_continues(tmp_path, framewo
 def test_collective_timeout_ends_a_job_whose_rank_hangs(tmp_path):
     """A frozen rank (SIGSTOP) makes the other's collectives time out instead of hang."""
     script = SCRIPTS["torch"]
-    args = ["--epochs", "100", "--checkpoint_every", "10", "--smdist_collective_timeout", "5"]
-    run, base = launch(tmp_path, "hang", horovodrun(), "torch", args)
+    args = ["--epochs", "100", "--checkpoint_every", "10"]
+    run, base = launch(tmp_path, "hang", horovodrun(), "torch", args, SMDIST_COLLECTIVE_TIMEOUT="5")
     checkpoint_dir = base / "checkpoints"
     wait_for(lambda: any(checkpoint_dir.glob("checkpoint-*")), TIMEOUT, "a checkpoint", [run])
     ranks = rank_processes(run, script)

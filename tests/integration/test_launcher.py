@@ -20,10 +20,13 @@ from pathlib import Path
 
 import pytest
 
+from smdist.packaging import entry_points_dir
+
 pytestmark = [pytest.mark.integration, pytest.mark.torch]
 
-REPO = Path(__file__).resolve().parents[2]
-LAUNCHER = REPO / "entry_points" / "launch_torchrun.py"
+# The installed package's ready scripts (the source tree's under an editable install): a run
+# against an installed wheel (.ci/wheel-check) exercises the wheel's own files.
+LAUNCHER = entry_points_dir() / "launch_torchrun.py"
 RUN_TIMEOUT_S = 240
 
 TRAINING_SCRIPT = """
@@ -109,7 +112,13 @@ def kill_leftovers(marker: str) -> None:
 class EmulatedJob:
     """One launcher process per emulated host, sharing a rendezvous port."""
 
-    def __init__(self, tmp_path: Path, hyperparameters: list[str], host_count: int = 2) -> None:
+    def __init__(
+        self,
+        tmp_path: Path,
+        hyperparameters: list[str],
+        host_count: int = 2,
+        settings: dict[str, str] | None = None,
+    ) -> None:
         self.marker = f"smdist-launcher-test-{uuid.uuid4().hex}"
         self.code_dir = tmp_path / "code"
         self.code_dir.mkdir()
@@ -134,13 +143,13 @@ class EmulatedJob:
                     "TRAINING_JOB_NAME": self.marker,
                     "LAUNCHER_TEST_OUT": str(self.out),
                     "OMP_NUM_THREADS": "1",
+                    "SMDIST_TRAINING_SCRIPT": "train_check.py",
+                    **(settings or {}),
                 }
             )
             argv = [
                 sys.executable,
                 str(LAUNCHER),
-                "--smdist_training_script",
-                "train_check.py",
                 *hyperparameters,
                 "--marker",
                 self.marker,
@@ -184,8 +193,10 @@ class EmulatedJob:
 def emulated_job(tmp_path):
     jobs: list[EmulatedJob] = []
 
-    def start(hyperparameters: list[str], host_count: int = 2) -> EmulatedJob:
-        job = EmulatedJob(tmp_path, hyperparameters, host_count)
+    def start(
+        hyperparameters: list[str], host_count: int = 2, settings: dict[str, str] | None = None
+    ) -> EmulatedJob:
+        job = EmulatedJob(tmp_path, hyperparameters, host_count, settings)
         jobs.append(job)
         return job
 
@@ -194,10 +205,11 @@ def emulated_job(tmp_path):
         job.stop()
 
 
+@pytest.mark.smoke
 def test_two_hosts_form_one_world_and_hyperparameters_arrive_untouched(emulated_job):
     quoted = 'it\'s "quoted", with spaces'
     hyperparameters = ["--epochs", "3", "--note", quoted, "--layers", "['a', 'b']"]
-    job = emulated_job(["--smdist_processes_per_host", "auto", *hyperparameters])
+    job = emulated_job(hyperparameters, settings={"SMDIST_PROCESSES_PER_HOST": "auto"})
     codes = job.wait()
     assert codes == [0, 0], job.logs_text()
 
@@ -238,12 +250,9 @@ def test_sigterm_to_a_launcher_ends_its_workers_and_the_job(emulated_job):
 
 def test_processes_per_host_and_restarts_reach_torchrun(emulated_job):
     job = emulated_job(
-        [
-            "--smdist_processes_per_host=2",
-            "--smdist_max_restarts=1",
-            "--fail_first_attempt",
-        ],
+        ["--fail_first_attempt"],
         host_count=1,
+        settings={"SMDIST_PROCESSES_PER_HOST": "2", "SMDIST_MAX_RESTARTS": "1"},
     )
     assert job.wait() == [0], job.logs_text()
     results = job.results()

@@ -333,6 +333,7 @@ def test_a_script_written_for_torchrun_runs_unchanged_and_jobs_do_not_collide(tm
 
 
 # ---- the Python API -------------------------------------------------------------------------
+@pytest.mark.smoke
 @pytest.mark.torch
 def test_fit_runs_locally_by_default_and_returns_a_finished_job(tmp_path, capsys):
     import smdist
@@ -399,6 +400,7 @@ def test_s3_inputs_are_downloaded_with_boto3(tmp_path, monkeypatch):
     assert any("channel files: a.csv,b.csv,sub" in line for line in job.logs())
 
 
+@pytest.mark.smoke
 def test_an_invalid_override_exits_2(tmp_path):
     run = smdist_run(EXAMPLES / "pytorch_ddp.yaml", tmp_path, "--set", "epochs", timeout=120)
     assert run.returncode == 2, run.output

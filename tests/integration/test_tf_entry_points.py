@@ -40,13 +40,22 @@ def checkpoint_steps(directory: Path) -> list[int]:
     return sorted(int(p.name.split("-")[1].split(".")[0]) for p in directory.glob("checkpoint-*"))
 
 
-def start_workers(tmp_path: Path, name: str, args: list[str], explicit_tf_config: bool = True):
-    """Start one tensorflow_mwms.py per emulated host; returns the runs and the host folders."""
+def start_workers(
+    tmp_path: Path,
+    name: str,
+    args: list[str],
+    explicit_tf_config: bool = True,
+    settings: dict[str, str] | None = None,
+):
+    """Start one tensorflow_mwms.py per emulated host; returns the runs and the host folders.
+
+    ``settings``: smdist's SMDIST_* variables, which reach the entry point in its environment.
+    """
     ports = free_ports(len(HOSTS))
     runs, bases = [], []
     for index, host in enumerate(HOSTS):
         base = tmp_path / host / "opt" / "ml"
-        environ = sagemaker_host(base, HOSTS, host)
+        environ = {**sagemaker_host(base, HOSTS, host), **(settings or {})}
         if explicit_tf_config:
             environ["TF_CONFIG"] = json.dumps(
                 {
@@ -111,7 +120,7 @@ def test_workers_shard_each_global_batch(tmp_path):
     """
     steps = ["--epochs", "1", "--checkpoint_every", "16", "--log_every", "0"]
     runs, bases = start_workers(
-        tmp_path, "pair", [*steps, "--smdist_communication", "ring"], explicit_tf_config=False
+        tmp_path, "pair", steps, explicit_tf_config=False, settings={"SMDIST_COMMUNICATION": "ring"}
     )
     single_base = tmp_path / "single" / "opt" / "ml"
     single_env = sagemaker_host(single_base, ["algo-1"], "algo-1")
@@ -163,8 +172,10 @@ def test_sigterm_checkpoints_then_resume_continues(tmp_path):
 
 def test_collective_timeout_ends_a_job_whose_peer_hangs(tmp_path):
     """A frozen worker (SIGSTOP) makes the chief's collectives time out instead of hang."""
-    long_run = ["--epochs", "100", "--checkpoint_every", "5", "--smdist_collective_timeout", "5"]
-    runs, bases = start_workers(tmp_path, "hang", long_run)
+    long_run = ["--epochs", "100", "--checkpoint_every", "5"]
+    runs, bases = start_workers(
+        tmp_path, "hang", long_run, settings={"SMDIST_COLLECTIVE_TIMEOUT": "5"}
+    )
     chief_checkpoints = bases[0] / "checkpoints"
     wait_for(lambda: bool(checkpoint_steps(chief_checkpoints)), TIMEOUT, "a checkpoint", runs)
     runs[1].process.send_signal(signal.SIGSTOP)
@@ -181,8 +192,7 @@ def test_collective_timeout_ends_a_job_whose_peer_hangs(tmp_path):
 
 def test_unknown_collective_implementation_is_a_configuration_error(tmp_path):
     environ = clean_environ(sagemaker_host(tmp_path / "opt" / "ml", ["algo-1"], "algo-1"))
-    run = start(
-        [PYTHON, str(SCRIPT), "--smdist_communication", "mpi"], tmp_path / "bad.log", environ
-    )
+    environ["SMDIST_COMMUNICATION"] = "mpi"
+    run = start([PYTHON, str(SCRIPT)], tmp_path / "bad.log", environ)
     assert wait_all([run], TIMEOUT) == [2]
-    assert "--smdist_communication='mpi': use one of auto, ring, nccl" in run.output
+    assert "SMDIST_COMMUNICATION='mpi' is not valid: use one of auto, ring, nccl" in run.output

@@ -81,6 +81,7 @@ def trained(request, tmp_path_factory) -> Job:
     return job
 
 
+@pytest.mark.smoke
 def test_loss_falls(trained: Job) -> None:
     lines = metric_lines(trained.output)
     assert len(lines) >= 5, trained.output

@@ -24,8 +24,11 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-ENTRY_POINTS = REPO / "entry_points"
+from smdist.packaging import entry_points_dir
+
+# The installed package's ready scripts (the source tree's under an editable install): a run
+# against an installed wheel (.ci/wheel-check) exercises the wheel's own files.
+ENTRY_POINTS = entry_points_dir()
 HOSTS = ("127.0.0.1", "127.0.0.2")
 MARKER = "SMDIST_TEST_JOB"
 JOB_TIMEOUT = 180  # seconds for one launch; these jobs take 5-20 s on two busy cores

@@ -365,7 +365,7 @@ BAD = [
     ),
     ("max-wait-without-spot", {"spot": {"max_wait": 90000}}, "spot.max_wait", "90000"),
     ("max-run-zero", {"max_run": 0}, "max_run", "0"),
-    ("keep-alive-too-long", {"keep_alive": 7200}, "keep_alive", "7200"),
+    ("keep-alive-too-long", {"keep_alive": 21601}, "keep_alive", "21601"),
     ("keep-alive-with-spot", {"keep_alive": 600, "spot": {"enabled": True}}, "keep_alive", "600"),
     ("bad-job-name", {"name": "my_job!"}, "name", "my_job!"),
     ("bad-region", {"region": "us-west"}, "region", "us-west"),

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from smdist import catalog
+from smdist.catalog import api, images
 
 REQUIRED_INSTANCE_TYPES = [
     "ml.p3.2xlarge",
@@ -98,13 +99,30 @@ def test_cpu_instances_have_no_accelerators_or_gpu_libraries():
         assert not info.bf16 and not info.tf32, info.instance_type
 
 
-def test_trainium_instances_count_chips_not_gpus():
-    trainium = [info for info in all_instances() if info.accelerator == "trainium"]
-    assert {info.family for info in trainium} == {"trn1", "trn1n"}
-    for info in trainium:
+def test_neuron_instances_count_chips_not_gpus():
+    neuron = [info for info in all_instances() if info.accelerator in ("trainium", "inferentia")]
+    families = {info.family: info.accelerator for info in neuron}
+    assert families == {
+        "trn1": "trainium",
+        "trn1n": "trainium",
+        "trn2": "trainium",
+        "inf2": "inferentia",
+    }
+    for info in neuron:
         assert info.gpus == 0 and info.gpu_model is None, info.instance_type
         assert info.accelerators >= 1, info.instance_type
         assert info.libraries == frozenset({"neuron"}), info.instance_type
+
+
+def test_catalogued_training_instances_are_in_the_api_enum():
+    api_types = set(catalog.training_instance_types())
+    for info in all_instances():
+        assert (info.instance_type in api_types) == info.training, info.instance_type
+
+
+def test_only_inferentia_is_catalogued_as_not_for_training():
+    not_training = {info.family for info in all_instances() if not info.training}
+    assert not_training == {"inf2"}
 
 
 def test_sagemaker_libraries_only_run_where_nccl_does():
@@ -174,10 +192,15 @@ def test_instance_memory_and_vcpus_are_plausible():
 def test_catalog_date_and_region_come_from_the_file_headers():
     instances_header = raw_yaml("instances.yaml")
     frameworks_header = raw_yaml("frameworks.yaml")
+    images_header = raw_yaml("images.yaml")
     assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", catalog.catalog_date())
     assert catalog.catalog_date() == min(
-        instances_header["catalog_date"], frameworks_header["catalog_date"]
+        instances_header["catalog_date"],
+        frameworks_header["catalog_date"],
+        images_header["catalog_date"],
+        api.snapshot_date(),
     )
+    assert images_header["sources"]
     assert catalog.CATALOG_DATE == catalog.catalog_date()
     assert catalog.price_region() == instances_header["price_region"]
     assert instances_header["sources"] and frameworks_header["sources"]
@@ -189,10 +212,10 @@ def test_every_version_string_in_the_framework_file_parses():
         for framework in data["frameworks"]:
             for version in spec[framework]["versions"]:
                 assert catalog.compare_versions(version, version) == 0, (library, version)
-    for table in data["dlc"].values():
-        for version, py_versions in table.items():
+    for family in raw_yaml("images.yaml")["families"].values():
+        for version, image in family["versions"].items():
             assert catalog.compare_versions(version, version) == 0
-            assert py_versions and all(py.startswith("py") for py in py_versions), version
+            assert image["py"] and all(py.startswith("py") for py in image["py"]), version
 
 
 def test_ended_framework_support_records_the_last_version():
@@ -258,6 +281,13 @@ def test_g4dn_metal_is_not_a_training_instance():
     assert catalog.instance("ml.g4dn.metal") is None
 
 
+def test_trn2_and_inf2_are_known_by_accelerator():
+    trn2 = catalog.instance("ml.trn2.48xlarge")
+    assert (trn2.accelerator, trn2.accelerators, trn2.training) == ("trainium", 16, True)
+    inf2 = catalog.instance("ml.inf2.48xlarge")
+    assert (inf2.accelerator, inf2.accelerators, inf2.training) == ("inferentia", 12, False)
+
+
 def test_instance_info_is_immutable():
     info = catalog.instance("ml.g5.xlarge")
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -294,6 +324,13 @@ def test_suggestion_finds_a_typo():
 def test_suggestions_respect_the_limit():
     assert len(catalog.closest_instance_types("ml.g5.xlarge", n=2)) == 2
     assert catalog.closest_instance_types("ml.g5.xlarge", n=0) == []
+
+
+def test_suggestions_are_training_instance_types_only():
+    assert all(
+        name in catalog.training_instance_types()
+        for name in catalog.closest_instance_types("ml.inf2.xlarge", n=5)
+    )
 
 
 def test_nothing_is_suggested_for_nonsense():
@@ -368,7 +405,9 @@ def test_dlc_versions_map_versions_to_python_versions():
     keys = [tuple(int(part) for part in v.split(".")) for v in pytorch]
     assert keys == sorted(keys)
     assert pytorch["2.0.0"] == ["py310"]
+    assert pytorch["2.10.0"] == ["py313"] and pytorch["2.9.0"] == ["py312"]
     assert "2.11.0" in catalog.dlc_versions("tensorflow")
+    assert catalog.dlc_versions("tensorflow")["2.21.0"] == ["py312"]
 
 
 # --- errors ----------------------------------------------------------------------------------
@@ -414,3 +453,35 @@ def test_malformed_instance_data_is_reported_with_its_location(monkeypatch):
         monkeypatch.undo()
         catalog._instance_catalog.cache_clear()
     assert catalog.instance("ml.g5.xlarge") is not None
+
+
+def test_images_carry_a_library_only_at_versions_it_supports():
+    # An image listing smddp or SMP v1 must be a version the library's support table names.
+    for repository in ("pytorch-training", "tensorflow-training"):
+        for image in images.training_images(repository):
+            for library in image.libraries & {"smddp", "smp_v1"}:
+                assert catalog.is_version_supported(library, image.framework, image.version), (
+                    repository,
+                    image.version,
+                    library,
+                )
+
+
+def test_smp_v2_images_are_the_smp_v2_versions():
+    versions = [i.version for i in images.training_images("smdistributed-modelparallel")]
+    assert versions == catalog.supported_versions("smp_v2", "pytorch")
+
+
+def test_horovod_left_the_images_at_pytorch_2_0_1_and_tensorflow_2_13():
+    def last_with_horovod(repository):
+        return [i.version for i in images.training_images(repository) if "horovod" in i.libraries][
+            -1
+        ]
+
+    assert last_with_horovod("pytorch-training") == "2.0.0"
+    assert last_with_horovod("tensorflow-training") == "2.12.0"
+
+
+def test_patched_images_are_todays():
+    assert images.patched_versions("pytorch-training") == ["2.8.0", "2.9.0", "2.10.0"]
+    assert images.patched_versions("tensorflow-training") == ["2.21.0"]

@@ -20,18 +20,23 @@ from smdist.backends.local_environment import (
 )
 from smdist.backends.local_failure import root_cause
 from smdist.backends.local_hosts import EmulatedHost, clean_environment
-from smdist.backends.local_launch import mpirun_command, program_command
+from smdist.backends.local_launch import (
+    map_host_directory,
+    mpirun_command,
+    program_command,
+    smddp_command,
+)
 from smdist.backends.local_layout import (
-    HOROVODRUN,
     LOCAL_COLLECTIVE_TIMEOUT,
     MPIRUN,
     PROCESS,
+    SMDDP,
     TORCHRUN,
     plan_layout,
 )
 from smdist.backends.local_logs import attribute
 from smdist.backends.local_proctree import program_name
-from smdist.backends.local_ssh import rewrite, split_ssh_arguments, with_gpus
+from smdist.backends.local_ssh import split_ssh_arguments
 from smdist.errors import SpecError
 from smdist.planning import plan
 from smdist.spec import JobSpec, load
@@ -92,12 +97,12 @@ def test_arguments_are_sorted_and_built_with_str_like_the_container():
     ]  # fmt: skip
 
 
-def test_program_runs_as_python_script_or_through_sh():
+def test_program_runs_as_python_script_or_directly_never_through_a_shell():
     assert program_command("py", "train.py", ["--a", "1"]) == ["py", "--", "train.py", "--a", "1"]
-    assert program_command("py", "train.sh", ["--a", "x y"]) == [
-        "/bin/sh",
-        "-c",
-        "./train.sh --a 'x y'",
+    assert program_command("py", "train.sh", ["--a", "x y; $(id)"]) == [
+        "./train.sh",
+        "--a",
+        "x y; $(id)",
     ]
 
 
@@ -131,8 +136,9 @@ def _layout(example: str, cpus: int = 2, gpus=(), **options):
         ("pytorch_ddp_torch_distributed", TORCHRUN),
         ("smp_v2", TORCHRUN),
         ("smp_v1", MPIRUN),
-        ("sddp", MPIRUN),
-        ("horovod_pytorch", HOROVODRUN),
+        ("sddp", SMDDP),
+        ("horovod_pytorch", MPIRUN),
+        ("horovod_tensorflow", MPIRUN),
     ],
 )
 def test_each_distribution_gets_the_launcher_its_container_uses(example, launcher):
@@ -149,7 +155,7 @@ def test_processes_per_host_are_capped_by_the_cpus_and_say_so():
 def test_hosts_and_processes_can_be_overridden():
     layout = _layout("pytorch_ddp", hosts=1, processes_per_host=2)
     assert (layout.hosts, layout.processes_per_host) == (1, 2)
-    assert json.loads(layout.wire_hyperparameters["smdist_processes_per_host"]) == 2
+    assert layout.environment["SMDIST_PROCESSES_PER_HOST"] == "2"
 
 
 def test_gpus_are_shared_out_between_the_hosts():
@@ -162,19 +168,18 @@ def test_gpus_are_shared_out_between_the_hosts():
 def test_gpu_settings_fall_back_to_cpu_equivalents_with_a_note():
     spec_plan = _plan("pytorch_ddp", strategy={"backend": "nccl"})
     layout = plan_layout(spec_plan, job_name="j", region="r", cpus=2, gpus=[])
-    assert json.loads(layout.wire_hyperparameters["smdist_backend"]) == "gloo"
+    assert layout.environment["SMDIST_BACKEND"] == "gloo"
     assert any("nccl -> gloo" in note for note in layout.notes)
     assert any("run on CPU" in note for note in layout.notes)
 
 
 def test_ready_scripts_get_a_short_collective_timeout_unless_the_spec_sets_one():
-    assert (
-        json.loads(_layout("pytorch_ddp").wire_hyperparameters["smdist_collective_timeout"])
-        == LOCAL_COLLECTIVE_TIMEOUT
+    assert _layout("pytorch_ddp").environment["SMDIST_COLLECTIVE_TIMEOUT"] == str(
+        LOCAL_COLLECTIVE_TIMEOUT
     )
     chosen = _plan("pytorch_ddp", strategy={"collective_timeout": 7})
     layout = plan_layout(chosen, job_name="j", region="r", cpus=2, gpus=[])
-    assert json.loads(layout.wire_hyperparameters["smdist_collective_timeout"]) == 7
+    assert layout.environment["SMDIST_COLLECTIVE_TIMEOUT"] == "7"
 
 
 def test_smp_v1_grows_the_processes_until_the_partitions_divide_the_world():
@@ -203,9 +208,10 @@ def test_mpirun_gives_each_host_its_directory_and_the_launching_hosts_values(tmp
         "OTHER": "kept by inheritance only",
         "SMDIST_LOCAL_HOSTS": json.dumps({"algo-1": {"base": str(hosts[0].base), "gpus": ""}}),
     }
+    host_arguments = [["--epochs", "1"], ["--epochs", "1", "--model_dir", str(hosts[1].model)]]
     command = mpirun_command(
-        layout, hosts, main_env, program="train.py", python="py", ssh=Path("/x/ssh"),
-        custom_mpi_options="-verbose -x NCCL_DEBUG=VERSION",
+        layout, hosts, main_env, host_arguments, program="train.py", python="py",
+        ssh=Path("/x/ssh"), custom_mpi_options="-verbose -x NCCL_DEBUG=VERSION",
     )  # fmt: skip
     contexts = " ".join(command).split(" : ")
     assert len(contexts) == 2
@@ -215,7 +221,8 @@ def test_mpirun_gives_each_host_its_directory_and_the_launching_hosts_values(tmp
     assert "-x NCCL_DEBUG=VERSION" in contexts[0] and "-x NCCL_DEBUG=VERSION" in contexts[1]
     assert "-verbose" in contexts[0] and "OTHER=" not in " ".join(command)
     assert "SMDIST_LOCAL_HOSTS" not in " ".join(command)  # the stand-in's map is not rewritten
-    assert contexts[1].endswith("py -- train.py --epochs 1")
+    assert contexts[0].endswith("py -- train.py --epochs 1")
+    assert contexts[1].endswith(f"py -- train.py --epochs 1 --model_dir {hosts[1].model}")
 
 
 def test_ssh_stand_in_reads_options_before_and_after_the_host():
@@ -229,21 +236,13 @@ def test_ssh_stand_in_reads_options_before_and_after_the_host():
     )
 
 
-def test_ssh_stand_in_rewrites_whole_directory_names_only():
+def test_host_directories_are_mapped_in_whole_path_components_only():
     main, other = "/j/hosts/algo-1", "/j/hosts/algo-2"
-    assert rewrite("cd /j/hosts/algo-1/code ; x=/j/hosts/algo-1", main, other) == (
-        "cd /j/hosts/algo-2/code ; x=/j/hosts/algo-2"
+    assert map_host_directory("/j/hosts/algo-1/model", main, other) == "/j/hosts/algo-2/model"
+    assert map_host_directory('{"model":"/j/hosts/algo-1"}', main, other) == (
+        '{"model":"/j/hosts/algo-2"}'
     )
-    assert rewrite("/j/hosts/algo-10/code", main, other) == "/j/hosts/algo-10/code"
-
-
-def test_ssh_stand_in_gives_each_host_its_own_gpus():
-    command = "cd /c ; CUDA_VISIBLE_DEVICES='0,1' HOROVOD_RANK=2 python train.py"
-    assert (
-        with_gpus(command, "2,3")
-        == "cd /c ; CUDA_VISIBLE_DEVICES=2,3 HOROVOD_RANK=2 python train.py"
-    )
-    assert with_gpus("X=1 CUDA_VISIBLE_DEVICES= y", "") == "X=1 CUDA_VISIBLE_DEVICES='' y"
+    assert map_host_directory("/j/hosts/algo-10/code", main, other) == "/j/hosts/algo-10/code"
 
 
 def test_a_shell_environment_of_another_cluster_does_not_leak_into_hosts():
@@ -257,7 +256,6 @@ def test_a_shell_environment_of_another_cluster_does_not_leak_into_hosts():
 def test_rank_tags_name_the_rank_and_its_host():
     ranks = ["algo-1", "algo-1", "algo-2", "algo-2"]
     assert attribute("[1,2]<stderr>:boom", "algo-1", "mpirun", ranks) == ("algo-2", 2, "boom")
-    assert attribute("[3]<stdout>:hi", "algo-1", "horovodrun", ranks) == ("algo-2", 3, "hi")
     assert attribute("[1,0]<stdout>:a[1,0]<stdout>:", "algo-1", "mpirun", ranks)[2] == "a"
     pieces = "[1,1]<stderr>:ValueError[1,1]<stderr>:: [1,1]<stderr>:rank 1 fell over"
     assert attribute(pieces, "algo-1", "mpirun", ranks)[2] == "ValueError: rank 1 fell over"
@@ -308,3 +306,36 @@ def test_launcher_names_are_recognised_behind_python():
     )
     assert program_name(["python3", "-u", "--", "/c/launch_torchrun.py"]) == "launch_torchrun.py"
     assert program_name(["/usr/bin/mpirun", "-np", "2"]) == "mpirun"
+
+
+def test_smddp_mpirun_exports_exactly_the_data_parallel_runners_variables(tmp_path):
+    layout = _layout("sddp", hosts=2, processes_per_host=1)
+    hosts = [
+        EmulatedHost(f"algo-{i + 1}", i, f"127.0.0.{11 + i}", tmp_path / f"h{i}") for i in (0, 1)
+    ]
+    main_env = {
+        "SM_CURRENT_HOST": "algo-1",
+        "SM_MODEL_DIR": f"{hosts[0].base}/model",
+        "SM_RESOURCE_CONFIG": json.dumps({"current_instance_type": "ml.p4d.24xlarge"}),
+        "PATH": "/usr/bin",
+    }
+    command = smddp_command(
+        layout, hosts, main_env, [["--a", "1"], ["--a", "1"]], program="train.py", python="py",
+        ssh=Path("/x/ssh"), custom_mpi_options="",
+    )  # fmt: skip
+    contexts = " ".join(command).split(" : ")
+    exported = [command[i + 1] for i, word in enumerate(command) if word == "-x"]
+    assert not [name for name in exported if name.startswith("SM_")]
+    assert exported[: len(exported) // 2] == [
+        "NCCL_SOCKET_IFNAME=lo",
+        "NCCL_DEBUG=INFO",
+        "PATH",
+        "SMDATAPARALLEL_USE_HOMOGENEOUS=1",
+        "FI_PROVIDER=efa",
+        "RDMAV_FORK_SAFE=1",
+        "SMDATAPARALLEL_SERVER_ADDR=algo-1",
+        "SMDATAPARALLEL_SERVER_PORT=7592",
+        "SAGEMAKER_INSTANCE_TYPE=ml.p4d.24xlarge",
+    ]
+    assert f"-wdir {hosts[1].code}" in contexts[1]
+    assert contexts[1].endswith("py -- train.py --a 1")

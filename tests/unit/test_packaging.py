@@ -27,9 +27,17 @@ SECRETS = [
     "credentials.json",
     "conf/credentials",
     ".git/config",
+    ".netrc",
+    ".ssh/config",
+    "service-account.json",
     "__pycache__/train.cpython-311.pyc",
     "lib/helper.pyc",
 ]
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
 
 
 def write(root: Path, relative: str, text: str = "x") -> Path:
@@ -47,7 +55,13 @@ def ddp_plan(source_dir: Path | None, launcher: str = "torchrun", entry_point="t
                 "name": "pack-test",
                 "strategy": {"kind": "pytorch_ddp", "launcher": launcher},
                 "cluster": {"instance_type": "ml.g5.12xlarge", "instance_count": 2},
-                "code": {**code, "framework_version": "2.3.0", "py_version": "py311"},
+                "code": {
+                    **code,
+                    "framework_version": "2.3.0",
+                    "py_version": "py311",
+                    # packaging does not depend on the container catalogue
+                    "image_uri": "111122223333.dkr.ecr.us-west-2.amazonaws.com/train:1",
+                },
             }
         )
     )
@@ -70,6 +84,21 @@ def test_secrets_are_never_listed(project: Path):
 def test_code_that_merely_starts_with_id_is_shipped(project: Path):
     write(project, "id_mapping.py", "MAPPING = {}\n")
     assert "id_mapping.py" in packaging.source_files(project)
+
+
+def test_content_secret_under_an_innocent_name_is_not_listed(project: Path):
+    write(project, "notes.txt", "-----BEGIN OPENSSH PRIVATE KEY-----\n" + "b3BlbnNzaC1r" * 8 + "\n")
+    assert "notes.txt" not in packaging.source_files(project)
+    assert "notes.txt" in packaging.excluded_secrets(project)
+
+
+def test_manifest_gives_a_reason_for_each_left_out_path(project: Path):
+    found = packaging.manifest(project)
+    assert found.shipped == packaging.source_files(project)
+    assert found.reason(".netrc") == "secret by name: .netrc"
+    assert found.reason(".git/config") == "never shipped: .git/"
+    assert found.reason("lib/helper.pyc") == "never shipped: bytecode"
+    assert found.shipped_bytes == sum((project / f).stat().st_size for f in found.shipped)
 
 
 def test_negated_ignore_rule_cannot_bring_a_secret_back(project: Path):
@@ -144,6 +173,7 @@ def test_bundle_without_launcher_for_torch_distributed(project: Path):
     assert "launch_torchrun.py" not in arcs
 
 
+@pytest.mark.smoke
 def test_bundle_of_ready_entry_points():
     arcs = [a for _, a in packaging.bundle(ddp_plan(None))]
     assert "launch_torchrun.py" in arcs
@@ -158,7 +188,7 @@ def test_missing_entry_point_is_a_spec_error(project: Path):
 
 def test_ignored_entry_point_is_a_spec_error(project: Path):
     write(project, ".smdistignore", "train.py\n")
-    with pytest.raises(SpecError, match="ignore rule"):
+    with pytest.raises(SpecError, match="left out of .*: ignored by .smdistignore"):
         packaging.bundle(ddp_plan(project))
 
 
@@ -202,7 +232,7 @@ def test_tarball_has_fixed_metadata_and_no_secrets(project: Path, tmp_path: Path
 def test_excluded_secrets_are_reported(project: Path):
     found = packaging.excluded_secrets(project)
     assert ".env" in found and ".aws/credentials" in found and "id_rsa" in found
-    assert "lib/helper.pyc" not in found
+    assert "lib/helper.pyc" not in found and ".git/config" not in found
 
 
 def test_content_digest_follows_content_not_timestamps(project: Path):

@@ -81,7 +81,7 @@ def test_torch_distributed_launcher_renders_its_distribution():
     assert plan.world_size == 16
 
 
-def test_torchrun_launcher_runs_smdist_launcher_with_the_script_as_hyperparameter():
+def test_torchrun_launcher_gets_the_script_and_its_settings_in_the_environment():
     spec = make_spec(
         PyTorchDDP(max_restarts=2),
         "ml.p3.2xlarge",
@@ -92,10 +92,14 @@ def test_torchrun_launcher_runs_smdist_launcher_with_the_script_as_hyperparamete
     assert plan.program == "launch_torchrun.py"
     wire = plan.wire_hyperparameters
     assert wire["sagemaker_program"] == '"launch_torchrun.py"'
-    assert wire["smdist_training_script"] == '"train.py"'
-    assert wire["smdist_processes_per_host"] == '"auto"'
-    assert wire["smdist_max_restarts"] == "2"
-    assert wire["smdist_backend"] == '"auto"'
+    assert not [name for name in wire if name.startswith("smdist")]
+    assert plan.environment == {
+        "SMDIST_TRAINING_SCRIPT": "train.py",
+        "SMDIST_PROCESSES_PER_HOST": "auto",
+        "SMDIST_MAX_RESTARTS": "2",
+        "SMDIST_BACKEND": "auto",
+    }
+    assert plan.estimator_kwargs["environment"] == plan.environment
     assert "sagemaker_torch_distributed_enabled" not in wire
 
 
@@ -173,7 +177,7 @@ def test_mwms_renders_its_distribution_and_tf_model_dir():
     plan = smdist.plan(make_spec(MWMS(communication="RING"), "ml.p3.2xlarge"))
     assert plan.distribution == {"multi_worker_mirrored_strategy": {"enabled": True}}
     assert plan.wire_hyperparameters["sagemaker_multi_worker_mirrored_strategy_enabled"] == "true"
-    assert plan.wire_hyperparameters["smdist_communication"] == '"ring"'
+    assert plan.environment["SMDIST_COMMUNICATION"] == "ring"
     assert plan.wire_hyperparameters["model_dir"].endswith('/model"')
     assert plan.estimator == "sagemaker.tensorflow.TensorFlow"
     assert plan.world_size == 2
@@ -207,7 +211,7 @@ def test_user_hyperparameters_are_json_encoded_like_the_sdk():
 
 def test_collective_timeout_travels_to_the_entry_point():
     plan = smdist.plan(make_spec(PyTorchDDP(collective_timeout=120), "ml.p3.2xlarge"))
-    assert plan.wire_hyperparameters["smdist_collective_timeout"] == "120"
+    assert plan.environment["SMDIST_COLLECTIVE_TIMEOUT"] == "120"
 
 
 def test_estimator_kwargs_carry_spot_network_checkpoint_and_tags():

@@ -57,7 +57,7 @@ def collective_timeout(seconds: int) -> Any:
     """``timeout=`` for init_process_group: None keeps the framework default (0 means that)."""
     if seconds < 0:
         raise ConfigurationError(
-            f"smdist_collective_timeout={seconds} must be 0 (framework default) or a number "
+            f"SMDIST_COLLECTIVE_TIMEOUT={seconds} must be 0 (framework default) or a number "
             "of seconds greater than 0"
         )
     if seconds == 0:

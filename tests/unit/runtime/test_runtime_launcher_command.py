@@ -18,100 +18,68 @@ from smdist.runtime.launcher import (
     LauncherArgumentError,
     build_torchrun_command,
     gpus_per_host,
+    read_launcher_args,
     rendezvous_port,
     resolve_processes_per_host,
     resolve_training_script,
     run_forwarding_signals,
-    split_launcher_args,
 )
 
 REPO = Path(__file__).resolve().parents[3]
 
 
-# --- splitting the launcher's own hyperparameters off ------------------------------------------
+# --- the launcher's settings come from SMDIST_* variables; argv is the script's ----------------
 
 
-def test_launcher_flags_are_removed_and_the_rest_kept_in_order_untouched():
+def test_every_argument_reaches_the_script_untouched_and_in_order():
     argv = [
         "--epochs",
         "3",
-        "--smdist_training_script",
-        "pytorch_ddp.py",
         "--note",
         'it\'s a "quoted" value with spaces',
-        "--smdist_processes_per_host",
-        "2",
         "--layers",
         "['a', 'b']",
-        "--smdist_max_restarts",
-        "1",
+        "--smdist_training_script",  # a user's own flag of that name is theirs, not ours
+        "x.py",
         "--flag",
     ]
-    assert split_launcher_args(argv) == LauncherArgs(
-        training_script="pytorch_ddp.py",
-        processes_per_host=2,
-        max_restarts=1,
-        script_args=[
-            "--epochs",
-            "3",
-            "--note",
-            'it\'s a "quoted" value with spaces',
-            "--layers",
-            "['a', 'b']",
-            "--flag",
-        ],
-    )
-
-
-def test_equals_form_is_accepted():
-    args = split_launcher_args(
-        ["--smdist_training_script=train.py", "--smdist_processes_per_host=auto", "--lr=0.1"]
-    )
-    assert (args.training_script, args.processes_per_host, args.script_args) == (
-        "train.py",
-        None,
-        ["--lr=0.1"],
+    environ = {
+        "SMDIST_TRAINING_SCRIPT": "pytorch_ddp.py",
+        "SMDIST_PROCESSES_PER_HOST": "2",
+        "SMDIST_MAX_RESTARTS": "1",
+    }
+    assert read_launcher_args(environ, argv) == LauncherArgs(
+        training_script="pytorch_ddp.py", processes_per_host=2, max_restarts=1, script_args=argv
     )
 
 
 def test_defaults_are_auto_processes_and_no_restarts():
-    args = split_launcher_args(["--smdist_training_script", "train.py"])
+    args = read_launcher_args({"SMDIST_TRAINING_SCRIPT": "train.py"}, [])
     assert (args.processes_per_host, args.max_restarts, args.script_args) == (None, 0, [])
 
 
-def test_values_json_encoded_once_too_often_are_accepted():
-    args = split_launcher_args(
-        ["--smdist_training_script", '"train.py"', "--smdist_processes_per_host", '"auto"']
-    )
-    assert (args.training_script, args.processes_per_host) == ("train.py", None)
-
-
 @pytest.mark.parametrize(
-    ("argv", "message"),
+    ("environ", "message"),
     [
-        (["--epochs", "3"], "--smdist_training_script is missing"),
-        (["--smdist_training_script"], "--smdist_training_script has no value"),
+        ({}, "SMDIST_TRAINING_SCRIPT is not set"),
+        ({"SMDIST_TRAINING_SCRIPT": "  "}, "SMDIST_TRAINING_SCRIPT is not set"),
         (
-            ["--smdist_training_script", "a.py", "--smdist_training_script=b.py"],
-            "given twice",
+            {"SMDIST_TRAINING_SCRIPT": "a.py", "SMDIST_PROCESSES_PER_HOST": "eight"},
+            "SMDIST_PROCESSES_PER_HOST='eight' is not valid: expected 'auto'",
         ),
         (
-            ["--smdist_training_script", "a.py", "--smdist_processes_per_host", "eight"],
-            "--smdist_processes_per_host='eight' is not valid: expected 'auto'",
-        ),
-        (
-            ["--smdist_training_script", "a.py", "--smdist_processes_per_host", "0"],
+            {"SMDIST_TRAINING_SCRIPT": "a.py", "SMDIST_PROCESSES_PER_HOST": "0"},
             "whole number >= 1",
         ),
         (
-            ["--smdist_training_script", "a.py", "--smdist_max_restarts", "-1"],
-            "--smdist_max_restarts='-1' is not valid",
+            {"SMDIST_TRAINING_SCRIPT": "a.py", "SMDIST_MAX_RESTARTS": "-1"},
+            "SMDIST_MAX_RESTARTS='-1' is not valid",
         ),
     ],
 )
-def test_malformed_launcher_arguments_are_explained(argv, message):
+def test_malformed_launcher_settings_are_explained(environ, message):
     with pytest.raises(LauncherArgumentError, match=message):
-        split_launcher_args(argv)
+        read_launcher_args(environ, ["--epochs", "3"])
 
 
 # --- processes, ports, script ------------------------------------------------------------------
@@ -167,7 +135,7 @@ def test_script_is_found_in_the_first_directory_that_has_it(tmp_path):
 def test_missing_script_lists_where_it_was_looked_for(tmp_path):
     with pytest.raises(LauncherArgumentError) as error:
         resolve_training_script("nope.py", [tmp_path])
-    assert "--smdist_training_script='nope.py' was not found" in str(error.value)
+    assert "SMDIST_TRAINING_SCRIPT='nope.py' was not found" in str(error.value)
     assert str(tmp_path / "nope.py") in str(error.value)
 
 
@@ -257,7 +225,7 @@ def sagemaker_environ(**extra: str) -> dict[str, str]:
 
 def test_main_exits_2_when_the_training_script_is_missing(tmp_path, capsys):
     code = launcher.main(
-        ["--smdist_training_script", "missing.py"], sagemaker_environ(), search_dirs=[tmp_path]
+        [], sagemaker_environ(SMDIST_TRAINING_SCRIPT="missing.py"), search_dirs=[tmp_path]
     )
     assert code == 2
     assert "missing.py' was not found" in capsys.readouterr().err
@@ -266,8 +234,8 @@ def test_main_exits_2_when_the_training_script_is_missing(tmp_path, capsys):
 def test_main_exits_2_on_a_malformed_host_list(tmp_path, capsys):
     (tmp_path / "train.py").write_text("")
     code = launcher.main(
-        ["--smdist_training_script", "train.py"],
-        sagemaker_environ(SM_HOSTS="algo-1"),
+        [],
+        sagemaker_environ(SM_HOSTS="algo-1", SMDIST_TRAINING_SCRIPT="train.py"),
         search_dirs=[tmp_path],
     )
     assert code == 2
@@ -279,8 +247,9 @@ def test_main_exits_1_naming_hosts_that_never_resolve(tmp_path, capsys):
     environ = sagemaker_environ(
         SM_HOSTS='["127.0.0.1","smdist-missing-host.invalid"]',
         SMDIST_HOSTS_TIMEOUT_S="0",
+        SMDIST_TRAINING_SCRIPT="train.py",
     )
-    code = launcher.main(["--smdist_training_script", "train.py"], environ, search_dirs=[tmp_path])
+    code = launcher.main([], environ, search_dirs=[tmp_path])
     assert code == 1
     assert "smdist-missing-host.invalid" in capsys.readouterr().err
 

@@ -1,0 +1,346 @@
+"""A Plan as SageMaker Python SDK v3 objects: the ``distributed=`` config and a ``ModelTrainer``.
+
+SDK v3 (``sagemaker`` 3.x) has no estimators. Its ``ModelTrainer`` runs the job's code through
+its own drivers (``sm_drivers`` channel, ``sm_train.sh``) instead of the image's training
+toolkit, and has typed configs for three launchers only: ``Torchrun``, ``Torchrun(smp=SMP(...))``
+and ``MPI``. This module maps the strategies that have one (PyTorch DDP with either launcher,
+SMP v2, Horovod) and refuses the others (MWMS, smddp, SMP v1) by name, for users who own their
+SDK calls: ``model_trainer(plan, ...)`` returns a configured ModelTrainer that has not been
+submitted — ``.train()`` is the caller's.
+
+The SDK is imported inside the functions: ``import smdist`` stays light, and this module imports
+with SDK v2 installed (v2 and v3 cannot be installed together).
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import tempfile
+import weakref
+from importlib import metadata
+from typing import Any
+
+from smdist import packaging
+from smdist.cluster import Cluster
+from smdist.errors import Problem, SpecError
+from smdist.planning import Plan
+from smdist.runtime.metrics import metric_definitions
+from smdist.strategies import MWMS, SDDP, Horovod, PyTorchDDP, SMPv1, SMPv2, Strategy
+
+# The SDK's "defaults" config, given explicitly: telemetry off, and no config file of the
+# user's (~/.config/sagemaker) can change the job behind the plan's back.
+SDK_CONFIG: dict[str, Any] = {
+    "SchemaVersion": "1.0",
+    "SageMaker": {"PythonSDK": {"Modules": {"TelemetryOptOut": True}}},
+}
+SUPPORTED = "pytorch_ddp, horovod, or sdmp with version: 2"
+# What SDK v3 lacks, by strategy: the launcher SageMaker's framework containers use for it.
+_NO_V3_CONFIG = {
+    MWMS: "TF_CONFIG for MultiWorkerMirroredStrategy",
+    SDDP: "mpirun + smddprun for smdistributed.dataparallel",
+    SMPv1: "mpirun for smdistributed.modelparallel v1",
+}
+
+
+def sdk_version() -> str | None:
+    """The installed ``sagemaker`` version, or None (v3's package has no ``__version__``)."""
+    try:
+        return metadata.version("sagemaker")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def require_sdk_v3() -> None:
+    """SpecError unless the SageMaker Python SDK 3.x (``sagemaker.train``) is importable."""
+    version = sdk_version()
+    if version is None or not version.startswith("3."):
+        found = f"sagemaker {version} is installed" if version else "sagemaker is not installed"
+        raise SpecError(
+            [
+                Problem(
+                    "backend",
+                    f"ModelTrainer needs the SageMaker Python SDK 3.x; {found}",
+                    version,
+                    "pip install 'sagemaker>=3,<4' (in an environment without SDK v2)",
+                )
+            ]
+        )
+
+
+# ---- distributed= --------------------------------------------------------------------------
+def _refuse(strategy: Strategy) -> SpecError:
+    label = strategy.kind if not isinstance(strategy, SMPv1) else "sdmp (version 1)"
+    launcher = _NO_V3_CONFIG[type(strategy)]
+    return SpecError(
+        [
+            Problem(
+                "strategy.kind",
+                f"the SageMaker Python SDK v3 has no distributed config for {label} (no "
+                f"{launcher}); ModelTrainer can run it only with smdist's own driver shipped "
+                "with the code, which this version does not provide",
+                label,
+                f"{SUPPORTED}; or submit {label} through the SDK v2 estimators",
+            )
+        ]
+    )
+
+
+def model_trainer_distributed(strategy: Strategy, cluster: Cluster) -> Any:
+    """The SDK v3 ``distributed=`` object for ``strategy`` on ``cluster``, after checking both.
+
+    PyTorch DDP (either launcher) -> ``Torchrun``; SMP v2 -> ``Torchrun(smp=SMP(...))`` with
+    the settings smdist renders in ``mp_parameters``; Horovod -> ``MPI``. MWMS, smddp and
+    SMP v1 raise SpecError: v3 has no launcher for them. Processes per host are always stated,
+    never left to the driver's GPU count.
+    """
+    errors = [p for p in strategy.check(cluster) if p.severity == "error"]
+    if errors:
+        raise SpecError(errors)
+    if type(strategy) in _NO_V3_CONFIG:
+        raise _refuse(strategy)
+    require_sdk_v3()
+    from sagemaker.train.distributed import MPI, SMP, Torchrun
+
+    per_host = strategy.resolve_processes_per_host(cluster)
+    if isinstance(strategy, PyTorchDDP):
+        if strategy.max_restarts:
+            raise SpecError(
+                [
+                    Problem(
+                        "strategy.max_restarts",
+                        "SDK v3's Torchrun driver starts torchrun without --max-restarts, so "
+                        "the workers would not be restarted",
+                        strategy.max_restarts,
+                        "0, or submit through the SDK v2 estimators (smdist's torchrun "
+                        "launcher restarts)",
+                    )
+                ]
+            )
+        return Torchrun(process_count_per_node=per_host)
+    if isinstance(strategy, SMPv2):
+        return Torchrun(process_count_per_node=per_host, smp=SMP(**strategy.parameters()))
+    if isinstance(strategy, Horovod):
+        options = shlex.split(strategy.custom_mpi_options) or None
+        return MPI(process_count_per_node=per_host, mpi_additional_options=options)
+    raise _refuse(strategy)  # pragma: no cover - every strategy is handled above
+
+
+# ---- the ModelTrainer ----------------------------------------------------------------------
+def sagemaker_session(boto_session: Any, bucket: str) -> Any:
+    """An SDK v3 Session over ``boto_session`` with ``bucket`` and telemetry off."""
+    require_sdk_v3()
+    from sagemaker.core.helper.session_helper import Session
+
+    return Session(boto_session=boto_session, default_bucket=bucket, sagemaker_config=SDK_CONFIG)
+
+
+def _session(session: Any, region: str | None, bucket: str) -> Any:
+    """``session`` as a v3 Session: a v3 Session as given, a boto3 Session wrapped."""
+    if session is not None and hasattr(session, "boto_session"):
+        return session
+    import boto3
+
+    boto = session or boto3.Session(region_name=region)
+    return sagemaker_session(boto, bucket)
+
+
+def training_image(plan: Plan, region: str) -> str:
+    """``code.image_uri``, or the DLC image SDK v3's own tables name for this plan."""
+    code, instance_type = plan.spec.code, plan.spec.cluster.instance_type
+    if code.image_uri:
+        return code.image_uri
+    why = "code.framework_version is not set either"
+    if code.framework_version:
+        from sagemaker.core import image_uris
+
+        try:
+            return image_uris.get_training_image_uri(
+                region=region,
+                framework=plan.framework,
+                framework_version=code.framework_version,
+                py_version=code.py_version,
+                distribution=plan.distribution or None,
+                instance_type=instance_type,
+            )
+        except ValueError as exc:  # the SDK's tables have no such image
+            why = (
+                f"SDK v3 {sdk_version()} has no {plan.framework} {code.framework_version} "
+                f"training image for {instance_type}: {exc}"
+            )
+    raise SpecError(
+        [
+            Problem(
+                "code.image_uri",
+                f"is needed: {why}",
+                None,
+                "a training image URI, or a code.framework_version (+ py_version) that the "
+                "SDK lists (sagemaker.core.image_uris.list_versions)",
+            )
+        ]
+    )
+
+
+def _source_code(plan: Plan, code_s3_uri: str | None, keep: list[str]) -> Any:
+    """The SourceCode: the bundle already in S3, or staged into a directory v3 uploads."""
+    from sagemaker.core.training.configs import SourceCode
+
+    if code_s3_uri:
+        source_dir = code_s3_uri
+    else:
+        source_dir = tempfile.mkdtemp(prefix="smdist-v3-code-")
+        keep.append(source_dir)
+        packaging.stage(plan, source_dir)  # smdist's file list: ignore rules, no secrets
+    # ignore_patterns=[]: the bundle is already smdist's exact file list.
+    return SourceCode(source_dir=source_dir, entry_script=plan.entry_point, ignore_patterns=[])
+
+
+def _channels(plan: Plan) -> list[Any]:
+    from sagemaker.core.training.configs import Channel, DataSource, S3DataSource
+
+    channels = []
+    for name, channel in plan.spec.inputs.items():
+        extra = {"input_mode": channel.input_mode} if channel.input_mode else {}
+        source = S3DataSource(
+            s3_data_type="S3Prefix",
+            s3_uri=channel.uri,
+            s3_data_distribution_type=channel.distribution,
+        )
+        channels.append(
+            Channel(channel_name=name, data_source=DataSource(s3_data_source=source), **extra)
+        )
+    return channels
+
+
+def trainer_kwargs(plan: Plan, *, bucket: str, region: str) -> dict[str, Any]:
+    """ModelTrainer's arguments for ``plan`` apart from session, role, name and code."""
+    from sagemaker.core.training.configs import (
+        CheckpointConfig,
+        Compute,
+        Networking,
+        OutputDataConfig,
+        StoppingCondition,
+        Tag,
+    )
+
+    spec, cluster = plan.spec, plan.spec.cluster
+    kms = spec.kms
+    compute = Compute(
+        instance_type=cluster.instance_type,
+        instance_count=cluster.instance_count,
+        volume_size_in_gb=30,  # the SDKs' default, stated: smdist's dry run shows it
+        volume_kms_key_id=kms.volume_key_id if kms else None,
+        keep_alive_period_in_seconds=spec.keep_alive or None,
+        enable_managed_spot_training=True if spec.spot.enabled else None,
+    )
+    max_wait = (spec.spot.max_wait or spec.max_run) if spec.spot.enabled else None
+    stopping = StoppingCondition(
+        max_runtime_in_seconds=spec.max_run, max_wait_time_in_seconds=max_wait
+    )
+    # Always explicit: v3 would otherwise resolve (and create) its default bucket while the
+    # ModelTrainer is being constructed.
+    output = OutputDataConfig(
+        s3_output_path=spec.output_path or f"s3://{bucket}/",
+        kms_key_id=kms.output_key_id if kms else None,
+    )
+    network = spec.network
+    networking = None
+    if network.subnets or network.isolation or network.encrypt_inter_container_traffic:
+        networking = Networking(
+            subnets=network.subnets or None,
+            security_group_ids=network.security_group_ids or None,
+            enable_network_isolation=network.isolation or None,
+            enable_inter_container_traffic_encryption=network.encrypt_inter_container_traffic
+            or None,
+        )
+    checkpoint = None
+    if spec.checkpoint is not None and spec.checkpoint.s3_uri:
+        checkpoint = CheckpointConfig(
+            s3_uri=spec.checkpoint.s3_uri, local_path=spec.checkpoint.local_path
+        )
+    return {
+        "training_image": training_image(plan, region),
+        "compute": compute,
+        "stopping_condition": stopping,
+        "output_data_config": output,
+        "networking": networking,
+        "checkpoint_config": checkpoint,
+        "input_data_config": _channels(plan) or None,
+        "hyperparameters": dict(plan.hyperparameters),  # exactly the user's
+        "environment": dict(plan.environment),  # the user's, plus smdist's SMDIST_* settings
+        "tags": [Tag(key=k, value=v) for k, v in spec.tags.items()] or None,
+    }
+
+
+def model_trainer(
+    plan: Plan,
+    *,
+    role: str | None = None,
+    bucket: str,
+    region: str | None = None,
+    job_name: str | None = None,
+    code_s3_uri: str | None = None,
+    session: Any = None,
+) -> Any:
+    """A configured, unsubmitted SDK v3 ``ModelTrainer`` for ``plan``; ``.train()`` submits.
+
+    ``job_name`` (default: the spec's name) is v3's ``base_job_name``: v3 appends
+    ``-<YYYYmmddHHMMSS>`` when it submits. ``code_s3_uri`` is the job's code tarball already in
+    S3 (``.../sourcedir.tar.gz``, as the SDK v2 backend uploads it); without it the code is
+    staged locally and v3 uploads it when ``train()`` runs. ``session``: a boto3 Session or an
+    SDK v3 Session (default: a boto3 Session for ``region``). Constructing the trainer makes no
+    S3 call; v3 still resolves the role unless ``SAGEMAKER_VALIDATE_ROLE=false``.
+    """
+    require_sdk_v3()
+    spec = plan.spec
+    distributed = model_trainer_distributed(spec.strategy, spec.cluster)
+    job_role = role or spec.role
+    if not job_role:
+        raise SpecError(
+            [
+                Problem(
+                    "role",
+                    "no IAM role for the job: pass role= or set `role:` in the job file",
+                    valid="arn:aws:iam::<account>:role/<SageMaker execution role>",
+                )
+            ]
+        )
+    sm_session = _session(session, region or spec.region, bucket)
+    job_region = region or spec.region or sm_session.boto_session.region_name
+    from sagemaker.core.training.configs import MetricDefinition
+    from sagemaker.train import ModelTrainer
+
+    kwargs = trainer_kwargs(plan, bucket=bucket, region=job_region)  # fails before staging
+    keep: list[str] = []
+    try:
+        trainer = ModelTrainer(
+            sagemaker_session=sm_session,
+            role=job_role,
+            base_job_name=job_name or spec.name,
+            source_code=_source_code(plan, code_s3_uri, keep),
+            distributed=distributed,
+            **kwargs,
+        )
+    except BaseException:
+        for directory in keep:
+            shutil.rmtree(directory, ignore_errors=True)
+        raise
+    # The metric lines smdist's runtime prints (the same definitions the SDK v2 path sends).
+    trainer.with_metric_definitions(
+        [MetricDefinition(name=m["Name"], regex=m["Regex"]) for m in metric_definitions()]
+    )
+    for directory in keep:  # the staged code lives as long as the trainer that uploads it
+        weakref.finalize(trainer, shutil.rmtree, directory, ignore_errors=True)
+    return trainer
+
+
+__all__ = [
+    "SDK_CONFIG",
+    "model_trainer",
+    "model_trainer_distributed",
+    "require_sdk_v3",
+    "sagemaker_session",
+    "sdk_version",
+    "trainer_kwargs",
+    "training_image",
+]

@@ -1,0 +1,160 @@
+"""What SageMaker model parallelism (SMP) v1 and v2 share: one ``kind``, chosen by ``version``.
+
+The two majors are different libraries with different settings (v1 pipelines a model under
+mpirun, v2 shards it with FSDP under torchrun), so each has its own model and a setting of one
+is refused on the other with a message naming the version it belongs to — never dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic_core import PydanticCustomError
+
+from smdist.base import UNKNOWN_KEY
+from smdist.cluster import Cluster
+from smdist.errors import Problem, problems_from_validation_error, render_location
+from smdist.strategies.base import ProcessesPerHost, Strategy, require_library
+
+# The tags of the nested union (smdist.strategies.sdmp); pydantic puts them into error paths.
+SMP_TAGS = frozenset({"sdmp_v1", "sdmp_v2"})
+
+
+class ModelParallel(Strategy):
+    """The settings and checks both SMP versions have; ``SMPv1`` and ``SMPv2`` add their own."""
+
+    kind: Literal["sdmp"] = "sdmp"
+    framework_name: Literal["pytorch", "tensorflow"] = Field(
+        "pytorch", alias="framework", description="pytorch, or tensorflow (version 1 only)"
+    )
+    processes_per_host: ProcessesPerHost = "auto"
+    tensor_parallel_degree: int | None = Field(
+        None, ge=1, description="ranks each tensor-parallel layer is split over"
+    )
+    activation_loading_horizon: int | None = Field(
+        None, ge=1, description="how early offloaded activations are loaded back"
+    )
+
+    frameworks: ClassVar[tuple[str, ...]] = ("pytorch", "tensorflow")
+    # The fields that pick the model when a dump is read back (see Strategy._keep_tags).
+    tag_fields: ClassVar[tuple[str, ...]] = ("kind", "version")
+    # Schemas are built on first use: the base is never validated itself, and JobSpec's
+    # schema holds the two versions' own (import time).
+    model_config = {"populate_by_name": True, "defer_build": True}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _refuse_other_version_settings(cls, data: Any) -> Any:
+        """A setting of the other major is named as such, not reported as an unknown key."""
+        if not isinstance(data, dict):
+            return data
+        own = set(cls.model_fields) | {f.alias for f in cls.model_fields.values() if f.alias}
+        for other in ModelParallel.__subclasses__():
+            theirs = [key for key in data if key not in own and key in other.model_fields]
+            if other is cls or not theirs:
+                continue
+            version = other.model_fields["version"].default
+            also = f" (so {'is' if len(theirs) == 2 else 'are'} {', '.join(theirs[1:])})"
+            raise PydanticCustomError(
+                UNKNOWN_KEY,
+                f"is an SMP v{version} setting{also if len(theirs) > 1 else ''}; "
+                f"remove {'them' if len(theirs) > 1 else 'it'} or set version: {version}",
+                {"key": theirs[0]},
+            )
+        return data
+
+    @field_validator("version", mode="before", check_fields=False)
+    @classmethod
+    def _known_version(cls, value: Any) -> Any:
+        if value in (1, 2) and not isinstance(value, bool):
+            return value
+        raise ValueError(
+            f"SMP has versions 1 (pipeline, PyTorch or TensorFlow) and 2 (FSDP-based, "
+            f"PyTorch), got {value!r}"
+        )
+
+    @property
+    def framework(self) -> str:
+        return self.framework_name
+
+    @property
+    def default_entry_point(self) -> str:
+        return f"pytorch_smp_v{self.version}.py"  # type: ignore[attr-defined]
+
+    def requested_processes_per_host(self):
+        return self.processes_per_host
+
+    # ---- degrees -------------------------------------------------------------------------
+    @property
+    def pipeline_degree(self) -> int:
+        return 1
+
+    @property
+    def tensor_degree(self) -> int:
+        return self.tensor_parallel_degree or 1
+
+    @property
+    def model_parallel_degree(self) -> int:
+        return self.pipeline_degree * self.tensor_degree
+
+    # ---- rendering -----------------------------------------------------------------------
+    def parameters(self) -> dict[str, Any]:
+        """The ``modelparallel.parameters`` dict (``mp_parameters`` on the wire)."""
+        raise NotImplementedError
+
+    def modelparallel(self) -> dict[str, Any]:
+        return {"enabled": True, "parameters": self.parameters()}
+
+    def _optional(self, names: Iterable[str]) -> dict[str, Any]:
+        """The library-default settings the user set (None = leave the library's default)."""
+        return {name: getattr(self, name) for name in names if getattr(self, name) is not None}
+
+    # ---- checks --------------------------------------------------------------------------
+    def _library_problems(self, cluster: Cluster, framework_version: str | None) -> list[Problem]:
+        version = self.version  # type: ignore[attr-defined]
+        return require_library(
+            f"smp_v{version}", f"SMP v{version}", cluster, self.framework, framework_version
+        )
+
+    def _degree_problem(self, world: int, what: str, path: str) -> list[Problem]:
+        degree = self.model_parallel_degree
+        if world % degree == 0:
+            return []
+        return [
+            Problem(
+                path,
+                f"{what} = {degree} does not divide the world size {world} "
+                "(instances x processes per host)",
+                degree,
+                f"a divisor of {world}: " + ", ".join(map(str, divisors(world))),
+            )
+        ]
+
+
+def divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def validation_problems(
+    exc: ValidationError, prefix: str = "", kinds: frozenset[str] = frozenset()
+) -> list[Problem]:
+    """Validation errors as Problems whose paths leave out the union tags users never wrote.
+
+    Pydantic puts the strategy's ``kind`` and SMP's version tag into the path
+    (``strategy.sdmp.sdmp_v1.horovod``). They are removed by position, right after
+    ``strategy``, not by name: SMP v1's ``horovod`` setting is also the name of a kind.
+    """
+    problems = problems_from_validation_error(exc, prefix, drop=kinds)
+    paths = []
+    for error in exc.errors(include_url=False):
+        loc = ((prefix,) if prefix else ()) + tuple(error["loc"])
+        if error["type"] == UNKNOWN_KEY:  # as problems_from_validation_error places it
+            loc = loc + (error["ctx"]["key"],)
+        for tags in (kinds, SMP_TAGS):
+            if len(loc) > 1 and loc[0] == "strategy" and loc[1] in tags:
+                loc = loc[:1] + loc[2:]
+        paths.append(render_location(loc))
+    return [replace(p, path=path) for p, path in zip(problems, paths, strict=True)]

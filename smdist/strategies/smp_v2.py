@@ -1,0 +1,111 @@
+"""SMP v2 (``torch.sagemaker``): FSDP-based sharding, started by torchrun, PyTorch only.
+
+Parameters are sharded over ``hybrid_shard_degree`` ranks (0 = all) and layers split over
+``tensor_parallel_degree`` ranks; the container starts one process per GPU through SageMaker's
+``torch_distributed`` distribution. Every setting below reaches ``mp_parameters``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
+
+from smdist.cluster import Cluster
+from smdist.errors import Problem
+from smdist.strategies.smp_base import ModelParallel, divisors
+
+# In mp_parameters only when set (None = the library's default).
+_OPTIONAL = (
+    "sm_activation_offloading",
+    "activation_loading_horizon",
+    "expert_parallel_degree",
+    "random_seed",
+)
+
+
+class SMPv2(ModelParallel):
+    """SMP v2: hybrid_shard_degree (ranks a parameter is sharded over; 0 = all),
+    tensor_parallel_degree, expert_parallel_degree, sm_activation_offloading,
+    activation_loading_horizon, random_seed. One process per GPU, always."""
+
+    version: Literal[2] = Field(2, description="SMP library major version")
+    hybrid_shard_degree: int | None = Field(None, ge=0, description="0 = shard over all ranks")
+    sm_activation_offloading: bool | None = None
+    expert_parallel_degree: int | None = Field(None, ge=1)
+    random_seed: int | None = Field(None, ge=0)
+
+    launcher_name: ClassVar[str] = "SageMaker torch_distributed"
+    # In a job file no version means 1, so the schema requires v2's (Python's default is 2).
+    model_config = {
+        "json_schema_extra": lambda schema: schema.setdefault("required", []).append("version")
+    }
+    one_process_per_gpu: ClassVar[bool] = True
+
+    # ---- rendering -----------------------------------------------------------------------
+    def parameters(self) -> dict[str, Any]:
+        values: dict[str, Any] = {}
+        if self.hybrid_shard_degree is not None:
+            values["hybrid_shard_degree"] = self.hybrid_shard_degree
+        values["tensor_parallel_degree"] = self.tensor_degree
+        values.update(self._optional(_OPTIONAL))
+        return values
+
+    def render_distribution(self, cluster: Cluster) -> dict[str, Any]:
+        return {
+            "torch_distributed": {"enabled": True},
+            "smdistributed": {"modelparallel": self.modelparallel()},
+        }
+
+    def distribution_hyperparameters(self, cluster: Cluster) -> dict[str, Any]:
+        return {
+            "mp_parameters": self.parameters(),
+            "sagemaker_distributed_dataparallel_enabled": False,
+            "sagemaker_instance_type": cluster.instance_type,
+            "sagemaker_torch_distributed_enabled": True,
+        }
+
+    # ---- checks --------------------------------------------------------------------------
+    def check(self, cluster, framework_version=None, hyperparameters=None) -> list[Problem]:
+        problems = super().check(cluster, framework_version, hyperparameters)
+        if self.processes_per_host != "auto":
+            problems.append(
+                Problem(
+                    "strategy.processes_per_host",
+                    "SMP v2 runs under torchrun with one process per GPU",
+                    self.processes_per_host,
+                    "'auto'",
+                )
+            )
+        if self.framework == "tensorflow":
+            problems.append(
+                Problem(
+                    "strategy.framework",
+                    "SMP v2 runs with PyTorch only",
+                    "tensorflow",
+                    "pytorch, or version 1 for TensorFlow",
+                )
+            )
+        else:
+            problems += self._library_problems(cluster, framework_version)
+        world = self.world_size(cluster)
+        degree = self._degree_problem(
+            world, "tensor_parallel_degree", "strategy.tensor_parallel_degree"
+        )
+        # Shards are counted within the data-parallel ranks, which a bad degree leaves undefined.
+        return problems + (degree or self._shard_problem(world))
+
+    def _shard_problem(self, world: int) -> list[Problem]:
+        shard = self.hybrid_shard_degree
+        rest = world // self.model_parallel_degree
+        if not shard or rest % shard == 0:
+            return []
+        return [
+            Problem(
+                "strategy.hybrid_shard_degree",
+                f"{shard} does not divide the {rest} data-parallel ranks (world size {world} / "
+                f"tensor_parallel_degree {self.model_parallel_degree})",
+                shard,
+                f"0 or a divisor of {rest}: " + ", ".join(map(str, divisors(rest))),
+            )
+        ]
