@@ -59,11 +59,6 @@ def suggest(value: str, choices: Iterable[str], n: int = 3) -> list[str]:
     return difflib.get_close_matches(value, list(choices), n=n, cutoff=0.6)
 
 
-def did_you_mean(value: str, choices: Iterable[str]) -> str:
-    close = suggest(value, choices, n=1)
-    return f"; did you mean {close[0]!r}?" if close else ""
-
-
 def render_location(loc: Sequence[int | str], drop: frozenset[str] = frozenset()) -> str:
     """('strategy', 'horovod', 'processes_per_host') -> 'strategy.processes_per_host'.
 

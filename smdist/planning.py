@@ -8,19 +8,24 @@ runs. Planning is pure — no I/O, no SDK import — and fast enough for 256-hos
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from smdist import catalog, topology, wire
 from smdist.errors import Problem
 from smdist.runtime.metrics import metric_definitions
 from smdist.spec import JobSpec, as_job_spec
 from smdist.strategies import ModelParallel
+from smdist.submission import sdk_hyperparameters, tf_model_dir
 from smdist.topology import Topology
 from smdist.validation import check_or_raise, effective_framework
 
-LOG_LEVEL_INFO = 20  # sagemaker_container_log_level the SDK sends by default
+if TYPE_CHECKING:
+    from smdist.submission import Submission
+
 JOB_NAME_PLACEHOLDER = "{name}-<submit-time>"
 SUBMIT_DIRECTORY_PLACEHOLDER = "s3://<bucket>/smdist/source/<content-hash>/sourcedir.tar.gz"
+REGION_PLACEHOLDER = "<region>"
+BUCKET_PLACEHOLDER = "<bucket>"
 ESTIMATORS = {
     "pytorch": "sagemaker.pytorch.PyTorch",
     "tensorflow": "sagemaker.tensorflow.TensorFlow",
@@ -58,6 +63,7 @@ class Plan:
     topology: Topology
     distribution: dict[str, Any]
     hyperparameters: dict[str, Any]  # typed, exactly the user's
+    distribution_hyperparameters: dict[str, Any]  # what the SDK derives from ``distribution``
     wire_hyperparameters: dict[str, str]  # exactly what CreateTrainingJob carries
     environment: dict[str, str]  # the user's, plus smdist's own SMDIST_* settings
     estimator: str
@@ -96,24 +102,46 @@ class Plan:
             "warnings": [str(w) for w in self.warnings],
         }
 
+    def bind(
+        self,
+        *,
+        job_name: str,
+        region: str,
+        bucket: str | None,
+        role: str | None,
+        code_uri: str,
+        model_dir: str | None = None,
+    ) -> Submission:
+        """This plan bound to one job: see ``smdist.submission``."""
+        from smdist.submission import bind
+
+        return bind(
+            self,
+            job_name=job_name,
+            region=region,
+            bucket=bucket,
+            role=role,
+            code_uri=code_uri,
+            model_dir=model_dir,
+        )
+
     def _repr_html_(self) -> str:
         from smdist.display import plan_html
 
         return plan_html(self)
 
 
-def plan(
-    spec: JobSpec,
-    job_name: str | None = None,
-    submit_directory: str | None = None,
-    bucket: str | None = None,
-) -> Plan:
-    """Check ``spec`` and derive what SageMaker will run. Raises SpecError on any error."""
+def plan(spec: JobSpec | Any) -> Plan:
+    """Check ``spec`` and derive what SageMaker will run. Raises SpecError on any error.
+
+    Pure: no I/O, no backend value. What depends on the submission (the job's name, region,
+    bucket, role and code location) shows as a placeholder until ``Plan.bind``.
+    """
     spec = as_job_spec(spec)  # a JobSpec, or a dict of its fields (typed objects or dicts)
     warnings = check_or_raise(spec)
     strategy, cluster = spec.strategy, spec.cluster
     framework = effective_framework(spec)
-    name = job_name or JOB_NAME_PLACEHOLDER.format(name=spec.name)
+    name = JOB_NAME_PLACEHOLDER.format(name=spec.name)
     entry_point = spec.entry_point
     program = strategy.program(entry_point)
 
@@ -121,19 +149,17 @@ def plan(
     # smdist's own settings travel in the environment.
     hyperparameters: dict[str, Any] = dict(spec.hyperparameters)
     environment = {**spec.environment, **strategy.smdist_environment(cluster, entry_point)}
-
-    sdk_added: dict[str, Any] = {
-        "sagemaker_submit_directory": submit_directory or SUBMIT_DIRECTORY_PLACEHOLDER,
-        "sagemaker_program": program,
-        "sagemaker_container_log_level": LOG_LEVEL_INFO,
-        "sagemaker_job_name": name,
-        "sagemaker_region": spec.region or "<region>",
-    }
     distribution_hps = strategy.distribution_hyperparameters(cluster)
-    wire_values = {**hyperparameters, **sdk_added, **distribution_hps}
+    wire_values = {
+        **hyperparameters,
+        **sdk_hyperparameters(
+            program, name, SUBMIT_DIRECTORY_PLACEHOLDER, spec.region or REGION_PLACEHOLDER
+        ),
+        **distribution_hps,
+    }
     if framework == "tensorflow":
         mpi = bool(distribution_hps.get("sagemaker_mpi_enabled"))
-        wire_values["model_dir"] = _tf_model_dir(spec, name, bucket, mpi)
+        wire_values["model_dir"] = tf_model_dir(spec.output_path, name, BUCKET_PLACEHOLDER, mpi)
 
     info = cluster.info
     return Plan(
@@ -146,6 +172,7 @@ def plan(
         topology=_topology(spec),
         distribution=strategy.render_distribution(cluster),
         hyperparameters=hyperparameters,
+        distribution_hyperparameters=distribution_hps,
         wire_hyperparameters=wire.encode_hyperparameters(wire_values),
         environment=environment,
         estimator=ESTIMATORS[framework],
@@ -159,16 +186,6 @@ def plan(
         ),
         warnings=warnings,
     )
-
-
-def _tf_model_dir(spec: JobSpec, job_name: str, bucket: str | None, mpi: bool = False) -> str:
-    # The TF estimator's default: <output_path or s3://<default bucket>>/<job name>/model, but
-    # the container's local model directory when MPI launches the ranks (Horovod, SMP v1).
-    if mpi:
-        return "/opt/ml/model"
-    base = spec.output_path if (spec.output_path or "").startswith("s3://") else None
-    base = (base or f"s3://{bucket or '<bucket>'}").rstrip("/")
-    return f"{base}/{job_name}/model"
 
 
 def _topology(spec: JobSpec) -> Topology:

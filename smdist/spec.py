@@ -287,10 +287,6 @@ class JobSpec(StrictModel, metaclass=_SpecErrors):
     def entry_point(self) -> str:
         return self.code.entry_point or self.strategy.default_entry_point
 
-    @property
-    def uses_ready_entry_point(self) -> bool:
-        return self.code.source_dir is None
-
 
 def load(path: str | Path) -> JobSpec:
     """Load a job spec from a YAML (or JSON) file; errors name the file and the field.

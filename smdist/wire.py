@@ -28,11 +28,3 @@ def encode(value: Any) -> str:
 
 def encode_hyperparameters(values: dict[str, Any]) -> dict[str, str]:
     return {str(key): encode(value) for key, value in values.items()}
-
-
-def decode(value: str) -> Any:
-    """What the container does with each value: JSON if it parses, else the raw string."""
-    try:
-        return json.loads(value)
-    except (TypeError, ValueError):
-        return value

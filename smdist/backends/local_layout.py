@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from smdist.errors import Problem, SpecError
 from smdist.strategies import ModelParallel, SMPv2
+from smdist.submission import CONTAINER_MODEL_DIR
 
 if TYPE_CHECKING:
     from smdist.planning import Plan
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 # Seconds a collective may block in the ready scripts when the spec sets no collective_timeout.
 LOCAL_COLLECTIVE_TIMEOUT = 120
 PROCESS, TORCHRUN, MPIRUN, SMDDP = "process", "torchrun", "mpirun", "smddp"
+CONTAINER_CODE_URI = "file:///opt/ml/code"
 MPI_LAUNCHERS = (MPIRUN, SMDDP)  # one mpirun across the hosts
 
 
@@ -203,10 +205,16 @@ def _adapt_hyperparameters(
     gpus_per_host: int,
     notes: list[str],
 ) -> dict[str, str]:
-    wire = dict(plan.wire_hyperparameters)
-    wire["sagemaker_job_name"] = json.dumps(job_name)
-    if "<region>" in wire.get("sagemaker_region", ""):
-        wire["sagemaker_region"] = json.dumps(region)
+    # Bound as on SageMaker, with the container's own paths; each host's stand in for them.
+    submission = plan.bind(
+        job_name=job_name,
+        region=region,
+        bucket=None,
+        role=plan.spec.role,
+        code_uri=CONTAINER_CODE_URI,
+        model_dir=CONTAINER_MODEL_DIR if plan.framework == "tensorflow" else None,
+    )
+    wire = dict(submission.wire_hyperparameters)
     if "sagemaker_mpi_num_of_processes_per_host" in wire:
         wire["sagemaker_mpi_num_of_processes_per_host"] = json.dumps(per_host)
     if "mp_parameters" in wire:

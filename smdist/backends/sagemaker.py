@@ -27,7 +27,7 @@ from smdist.backends.job_names import unique_job_name
 from smdist.backends.sagemaker_job import DEFAULT_POLL_SECONDS, SageMakerJob, attach
 from smdist.errors import Problem, SpecError
 from smdist.planning import Plan
-from smdist.planning import plan as make_plan
+from smdist.submission import Submission
 
 BUCKET_VARIABLE = "SMDIST_BUCKET"
 ROLE_VARIABLE = "SMDIST_ROLE"
@@ -96,10 +96,6 @@ def _require_role(plan: Plan, role: str | None) -> str:
         ) from None
 
 
-def _resolved_spec(plan: Plan, role: str, region: str):
-    return plan.spec.model_copy(update={"role": role, "region": region})
-
-
 def _output_kms_key(plan: Plan) -> str | None:
     return plan.estimator_kwargs.get("output_kms_key")
 
@@ -140,10 +136,10 @@ def upload_source(
 
 
 # ---- the estimator ------------------------------------------------------------------------------
-def estimator_kwargs(plan: Plan, code_uri: str) -> dict[str, Any]:
-    """The Plan's estimator arguments with the code already in S3 and the backend's own."""
-    kwargs = dict(plan.estimator_kwargs)
-    kwargs["source_dir"] = code_uri
+def estimator_kwargs(submission: Submission) -> dict[str, Any]:
+    """The job's estimator arguments with the code already in S3 and the backend's own."""
+    kwargs = dict(submission.estimator_kwargs)
+    kwargs["source_dir"] = submission.code_uri
     kwargs.update(request_.BACKEND_ESTIMATOR_KWARGS)
     return kwargs
 
@@ -186,23 +182,23 @@ def launch(
     with sdk.contained():
         job_bucket = session.default_bucket()
     upload = upload_source(boto, job_bucket, entries, _output_kms_key(plan))
-    resolved = _resolved_spec(plan, job_role, boto.region_name)
     estimator_class = sdk.estimator_class(plan.estimator)
 
     for attempt in range(_NAME_ATTEMPTS):
         name = unique_job_name(spec.name)
-        job_plan = make_plan(
-            resolved,
+        submission = plan.bind(
             job_name=name,
-            submit_directory=request_.submit_directory(spec, upload.uri),
+            region=boto.region_name,
             bucket=job_bucket,
+            role=job_role,
+            code_uri=upload.uri,
         )
         with sdk.contained():
             estimator = estimator_class(
-                sagemaker_session=session, **estimator_kwargs(job_plan, upload.uri)
+                sagemaker_session=session, **estimator_kwargs(submission)
             )
             try:
-                estimator.fit(training_inputs(job_plan), job_name=name, wait=False, logs=False)
+                estimator.fit(training_inputs(plan), job_name=name, wait=False, logs=False)
             except Exception as exc:
                 if _name_taken(exc) and attempt + 1 < _NAME_ATTEMPTS:
                     continue
@@ -210,7 +206,8 @@ def launch(
         return SageMakerJob(
             name,
             boto,
-            plan=job_plan,
+            plan=plan,
+            submission=submission,
             poll_seconds=poll_seconds,
             source_uri=upload.uri,
             uploaded_bytes=upload.uploaded_bytes,
@@ -242,31 +239,22 @@ def dry_run(
     )
     code_uri = request_.source_uri(job_bucket, digest)
     job_role = _role(plan, role) or "<role>"
-    resolved = spec.model_copy(
-        update={
-            "role": _role(plan, role),
-            "region": None if job_region == "<region>" else job_region,
-        }
-    )
-    name = job_name or unique_job_name(spec.name)
-    job_plan = make_plan(
-        resolved,
-        job_name=name,
-        submit_directory=request_.submit_directory(spec, code_uri),
+    submission = plan.bind(
+        job_name=job_name or unique_job_name(spec.name),
+        region=job_region,
         bucket=job_bucket,
+        role=job_role,
+        code_uri=code_uri,
     )
-    image = request_.training_image(job_plan, job_region)
-    request = request_.create_training_job_request(
-        job_plan, image=image, code_uri=code_uri, bucket=job_bucket
-    )
-    request["RoleArn"] = job_role
+    image = request_.training_image(plan, job_region)
+    request = request_.create_training_job_request(submission, image=image)
     return DryRun(
         request=request,
         files=[arcname for _, arcname in entries],
         source_uri=code_uri,
         content_digest=digest,
         estimator=plan.estimator,
-        warnings=[str(w) for w in job_plan.warnings],
+        warnings=[str(w) for w in plan.warnings],
         excluded_secrets=packaging.excluded_secrets(Path(spec.code.source_dir))
         if spec.code.source_dir
         else [],

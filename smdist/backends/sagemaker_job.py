@@ -16,6 +16,7 @@ from smdist.errors import Problem, SpecError
 
 if TYPE_CHECKING:
     from smdist.planning import Plan
+    from smdist.submission import Submission
 
 LOG_GROUP = "/aws/sagemaker/TrainingJobs"
 DEFAULT_POLL_SECONDS = 10.0
@@ -95,11 +96,13 @@ class SageMakerJob:
         boto_session: Any,
         plan: Plan | None = None,
         poll_seconds: float = DEFAULT_POLL_SECONDS,
+        submission: Submission | None = None,
         source_uri: str | None = None,
         uploaded_bytes: int | None = None,
     ) -> None:
         self.name = name
         self.plan = plan
+        self.submission = submission  # the bound values this job was created with
         self.poll_seconds = poll_seconds
         self.source_uri = source_uri
         self.uploaded_bytes = uploaded_bytes

@@ -33,7 +33,6 @@ from smdist.backends.base import JobError, JobStatus
 from smdist.backends.job_names import unique_job_name
 from smdist.errors import Problem, SpecError
 from smdist.planning import Plan
-from smdist.planning import plan as make_plan
 
 NO_DOCKER_HINT = (
     "install Docker Engine with the Compose v2 plugin, or use backend 'local' "
@@ -270,8 +269,15 @@ def launch(
     session.config = {"local": {"local_code": True, "container_root": str(container_root)}}
 
     name = unique_job_name(plan.spec.name)
-    job_plan = make_plan(plan.spec, job_name=name, submit_directory=f"file://{code_dir}")
-    kwargs = {k: v for k, v in job_plan.estimator_kwargs.items() if k not in _CLOUD_ONLY}
+    submission = plan.bind(
+        job_name=name,
+        region=boto.region_name,
+        bucket=bucket,
+        role=plan.spec.role or role or LOCAL_MODE_ROLE,
+        code_uri=f"file://{code_dir}",
+        model_dir=f"file://{output}/model" if plan.framework == "tensorflow" else None,
+    )
+    kwargs = {k: v for k, v in submission.estimator_kwargs.items() if k not in _CLOUD_ONLY}
     # The SDK insists on a role ARN even though local mode never assumes it.
     kwargs["role"] = kwargs.get("role") or role or LOCAL_MODE_ROLE
     kwargs.update(request_.BACKEND_ESTIMATOR_KWARGS)
@@ -279,7 +285,7 @@ def launch(
         source_dir=str(code_dir), instance_type=instance_type, output_path=f"file://{output}"
     )
     inputs = {name_: channel.uri for name_, channel in plan.spec.inputs.items()} or None
-    job = LocalModeJob(name, job_plan)
+    job = LocalModeJob(name, plan)
 
     if pass_aws_credentials:
         say(

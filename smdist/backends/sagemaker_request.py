@@ -1,8 +1,8 @@
-"""The CreateTrainingJob request a Plan becomes, derived without calling AWS.
+"""The CreateTrainingJob request a Submission becomes, derived without calling AWS.
 
 ``smdist submit --dry-run`` prints this request; the tests check it against the request the
-SageMaker SDK actually sends for the same Plan. Both read the Plan's ``estimator_kwargs`` and
-``wire_hyperparameters``, so what a user is shown is what runs.
+SageMaker SDK actually sends for the same Submission. Both read the Submission's
+``estimator_kwargs`` and ``wire_hyperparameters``, so what a user is shown is what runs.
 """
 
 from __future__ import annotations
@@ -12,12 +12,9 @@ from typing import Any
 from smdist.errors import Problem, SpecError
 from smdist.planning import Plan
 from smdist.spec import JobSpec
+from smdist.submission import CODE_CHANNEL, TARBALL, Submission
 
 SOURCE_PREFIX = "smdist/source"
-TARBALL = "sourcedir.tar.gz"
-CODE_CHANNEL = "code"
-# With network isolation the container cannot reach S3: SageMaker mounts the code as a channel.
-ISOLATED_SUBMIT_DIRECTORY = f"/opt/ml/input/data/{CODE_CHANNEL}/{TARBALL}"
 DEFAULT_VOLUME_GB = 30  # the SDK's volume_size default
 # Estimator arguments the backend adds to every job. The SDK's profiler and debugger hooks
 # would add S3 output and an smdebug hook to the training process that the plan never showed;
@@ -32,11 +29,6 @@ BACKEND_ESTIMATOR_KWARGS: dict[str, Any] = {
 def source_uri(bucket: str, digest: str) -> str:
     """Where a bundle with this content digest lives: one object per distinct source."""
     return f"s3://{bucket}/{SOURCE_PREFIX}/{digest}/{TARBALL}"
-
-
-def submit_directory(spec: JobSpec, uri: str) -> str:
-    """``sagemaker_submit_directory`` as the SDK sets it for this job."""
-    return ISOLATED_SUBMIT_DIRECTORY if spec.network.isolation else uri
 
 
 def check_cloud_spec(spec: JobSpec) -> None:
@@ -152,11 +144,10 @@ def input_data_config(spec: JobSpec, code_uri: str) -> list[dict[str, Any]]:
     return channels
 
 
-def create_training_job_request(
-    plan: Plan, *, image: str, code_uri: str, bucket: str
-) -> dict[str, Any]:
-    """The CreateTrainingJob parameters for ``plan`` (a plan made with the job's name)."""
-    spec, kwargs = plan.spec, plan.estimator_kwargs
+def create_training_job_request(submission: Submission, *, image: str) -> dict[str, Any]:
+    """The CreateTrainingJob parameters of ``submission``."""
+    spec, kwargs = submission.spec, submission.estimator_kwargs
+    bucket = submission.bucket
     algorithm: dict[str, Any] = {"TrainingInputMode": "File", "TrainingImage": image}
     if kwargs.get("metric_definitions"):
         algorithm["MetricDefinitions"] = kwargs["metric_definitions"]
@@ -181,15 +172,15 @@ def create_training_job_request(
         stopping["MaxWaitTimeInSeconds"] = kwargs["max_wait"]
 
     request: dict[str, Any] = {
-        "TrainingJobName": plan.job_name,
+        "TrainingJobName": submission.job_name,
         "AlgorithmSpecification": algorithm,
         "RoleArn": kwargs.get("role") or "<role>",
         "OutputDataConfig": output,
         "ResourceConfig": resources,
         "StoppingCondition": stopping,
-        "HyperParameters": dict(plan.wire_hyperparameters),
+        "HyperParameters": dict(submission.wire_hyperparameters),
     }
-    channels = input_data_config(spec, code_uri)
+    channels = input_data_config(spec, submission.code_uri)
     if channels:
         request["InputDataConfig"] = channels
     if kwargs.get("environment"):

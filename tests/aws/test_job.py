@@ -74,7 +74,8 @@ def test_fit_waits_for_completion_and_reports_the_model(boto_session):
     assert job.status is JobStatus.COMPLETED
     assert job.model_artifacts == f"s3://{BUCKET}/{job.name}/output/model.tar.gz"
     assert job.failure_reason is None
-    assert job.plan is not None and job.plan.job_name == job.name
+    assert job.submission is not None and job.submission.job_name == job.name
+    assert job.submission.plan is job.plan
 
 
 def test_a_running_job_is_in_progress_until_it_ends(boto_session):
