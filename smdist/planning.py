@@ -10,11 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from smdist import catalog, topology, wire
+from smdist import catalog, wire
 from smdist.errors import Problem
 from smdist.runtime.metrics import metric_definitions
 from smdist.spec import JobSpec, as_job_spec
-from smdist.strategies import ModelParallel
 from smdist.submission import sdk_hyperparameters, tf_model_dir
 from smdist.topology import Topology
 from smdist.validation import check_or_raise, effective_framework
@@ -189,24 +188,9 @@ def plan(spec: JobSpec | Any) -> Plan:
 
 
 def _topology(spec: JobSpec) -> Topology:
-    strategy, cluster = spec.strategy, spec.cluster
-    hosts = cluster.instance_count
-    per_host = strategy.resolve_processes_per_host(cluster)
-    if isinstance(strategy, ModelParallel):
-        if strategy.world_size(cluster) % strategy.model_parallel_degree:
-            return topology.data_parallel(hosts, per_host)
-        if strategy.version == 1:
-            return topology.model_parallel(
-                hosts,
-                per_host,
-                strategy.pipeline_degree,
-                strategy.tensor_degree,
-                strategy.placement_order,
-            )
-        return topology.sharded(
-            hosts, per_host, strategy.tensor_degree, strategy.hybrid_shard_degree or 0
-        )
-    return topology.data_parallel(hosts, per_host)
+    cluster = spec.cluster
+    per_host = spec.strategy.resolve_processes_per_host(cluster)
+    return spec.strategy.topology(cluster.instance_count, per_host)
 
 
 def _estimator_kwargs(

@@ -18,6 +18,46 @@ BACKENDS = {
     "sagemaker-local": "smdist.backends.sagemaker_local",
 }
 DEFAULT_BACKEND = "local"
+# The options each backend's ``launch`` takes: an unknown one is refused before anything runs,
+# the same way for every backend (never a TypeError from one and silence from another).
+BACKEND_OPTIONS = {
+    "local": frozenset(
+        {
+            "hosts",
+            "processes_per_host",
+            "root",
+            "grace",
+            "stall_timeout",
+            "max_run",
+            "use_gpus",
+            "python",
+            "job_name",
+            "console",
+        }
+    ),
+    "sagemaker": frozenset({"bucket", "role", "region", "boto_session", "poll_seconds"}),
+    "sagemaker-local": frozenset(
+        {"pass_aws_credentials", "region", "boto_session", "bucket", "output_dir", "role"}
+    ),
+}
+
+
+def check_options(backend: str, options: dict[str, Any]) -> None:
+    """SpecError naming every option ``backend`` does not take, and what it takes."""
+    known = BACKEND_OPTIONS[backend]
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise SpecError(
+            [
+                Problem(
+                    f"options.{name}",
+                    f"is not an option of the {backend} backend",
+                    None,
+                    ", ".join(sorted(known)),
+                )
+                for name in unknown
+            ]
+        )
 
 
 def _spec_from(spec: Any, fields: dict[str, Any]):
@@ -56,6 +96,7 @@ def fit(
     from smdist.disk_checks import check_paths
     from smdist.planning import plan as make_plan
 
+    check_options(backend, options or {})
     job_spec = _spec_from(spec, fields)
     problems = check_paths(job_spec)  # planning reads no disk: paths are checked here
     if problems:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from smdist.errors import Problem, SpecError
-from smdist.strategies import ModelParallel, SMPv2
+from smdist.strategies import SMPv2
 from smdist.submission import CONTAINER_MODEL_DIR
 
 if TYPE_CHECKING:
@@ -46,15 +46,9 @@ def local_gpus() -> list[str]:
 
 
 def launcher_for(plan: Plan) -> str:
-    """How the SageMaker container starts this distribution (see the module docstring)."""
-    distribution = plan.distribution
-    if "torch_distributed" in distribution:
-        return TORCHRUN
-    if "mpi" in distribution:  # Horovod and SMP v1: the toolkit's MPIRunner
-        return MPIRUN
-    if "dataparallel" in distribution.get("smdistributed", {}):  # the SMDataParallelRunner
-        return SMDDP
-    return PROCESS
+    """How the SageMaker container starts this strategy: the strategy's launch contract."""
+    launcher = plan.spec.strategy.container_launcher
+    return {"tf_config": PROCESS}.get(launcher, launcher)
 
 
 @dataclass(frozen=True)
@@ -156,7 +150,7 @@ def plan_layout(
         gpus_per_host=gpus_per_host,
         host_gpus=host_gpus,
         launcher=launcher,
-        tf_config="multi_worker_mirrored_strategy" in plan.distribution,
+        tf_config=strategy.container_launcher == "tf_config",
         wire_hyperparameters=wire,
         environment=environment,
         notes=notes,
@@ -164,8 +158,8 @@ def plan_layout(
 
 
 def _has_torchrun_launcher(plan: Plan) -> bool:
-    """The pytorch_ddp strategy's own launcher: one process per host that starts torchrun."""
-    return "SMDIST_PROCESSES_PER_HOST" in plan.environment
+    """smdist's torchrun launcher: one process per host that starts the ranks itself."""
+    return plan.spec.strategy.program_starts_ranks
 
 
 def _fit_model_parallel(
@@ -173,9 +167,9 @@ def _fit_model_parallel(
 ) -> int:
     """SMP needs the model-parallel degree to divide the world size; grow the processes."""
     strategy = plan.spec.strategy
-    if not isinstance(strategy, ModelParallel):
-        return per_host
     degree = strategy.model_parallel_degree
+    if degree == 1:
+        return per_host
     if (hosts * per_host) % degree == 0:
         return per_host
     if explicit is not None:

@@ -194,9 +194,7 @@ def launch(
             code_uri=upload.uri,
         )
         with sdk.contained():
-            estimator = estimator_class(
-                sagemaker_session=session, **estimator_kwargs(submission)
-            )
+            estimator = estimator_class(sagemaker_session=session, **estimator_kwargs(submission))
             try:
                 estimator.fit(training_inputs(plan), job_name=name, wait=False, logs=False)
             except Exception as exc:

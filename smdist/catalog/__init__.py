@@ -30,6 +30,7 @@ __all__ = [
     "is_version_supported",
     "known_instance_types",
     "minimum_version",
+    "nccl_environment",
     "price_region",
     "supported_versions",
     "training_instance_types",
@@ -53,6 +54,8 @@ _INSTANCE_KEYS = frozenset(
         "accelerators_unit",
         "neuron_cores",
         "efa",
+        "efa_rdma",
+        "efa_interfaces",
         "price_per_hour",
         "price_note",
         "libraries",
@@ -78,6 +81,8 @@ class InstanceInfo:
     ``libraries`` names the distributed libraries that run there: ``nccl`` on any NVIDIA GPU,
     ``neuron`` on Trainium and Inferentia, and the SageMaker libraries where AWS documents
     support. ``training`` is False for instances CreateTrainingJob does not offer (Inferentia).
+    ``efa_rdma`` says whether the EFA supports RDMA read (FI_EFA_USE_DEVICE_RDMA=1 is safe);
+    ``efa_interfaces`` is the most EFA interfaces it takes, None where undocumented.
     """
 
     instance_type: str
@@ -90,6 +95,8 @@ class InstanceInfo:
     accelerator: str
     accelerators: int
     efa: bool
+    efa_rdma: bool
+    efa_interfaces: int | None
     price_per_hour: float | None
     retired: bool
     training: bool
@@ -143,6 +150,19 @@ def _version_key(version: str) -> tuple[int, int, int]:
     return major, minor, patch or 0
 
 
+def _efa_values(where: str, values: dict[str, Any]) -> tuple[bool, int | None]:
+    # RDMA must be stated for every EFA instance: guessing it wrong makes libfabric abort.
+    efa, rdma, interfaces = values["efa"], values.get("efa_rdma"), values.get("efa_interfaces")
+    _require(isinstance(efa, bool), f"{where}: efa {efa!r} must be true or false.")
+    _require(not efa or isinstance(rdma, bool), f"{where}: efa_rdma must be true or false.")
+    _require(efa or not (rdma or interfaces), f"{where}: efa_rdma/efa_interfaces need efa.")
+    _require(
+        interfaces is None or (isinstance(interfaces, int) and interfaces >= 1),
+        f"{where}: efa_interfaces {interfaces!r} must be a positive integer or null.",
+    )
+    return bool(rdma), interfaces
+
+
 def _build_instance(
     instance_type: str, family: str, values: dict[str, Any], architectures: dict[str, Any]
 ) -> InstanceInfo:
@@ -177,6 +197,7 @@ def _build_instance(
         _require(arch in architectures, f"{where}: gpu_arch {arch!r} is not described.")
         bf16 = bool(architectures[arch]["bf16"])
         tf32 = bool(architectures[arch]["tf32"])
+    efa_rdma, efa_interfaces = _efa_values(where, values)
     price = values.get("price_per_hour")
     gpu_memory = values.get("gpu_memory_gib")
     return InstanceInfo(
@@ -190,6 +211,8 @@ def _build_instance(
         accelerator=accelerator,
         accelerators=accelerators,
         efa=bool(values["efa"]),
+        efa_rdma=efa_rdma,
+        efa_interfaces=efa_interfaces,
         price_per_hour=None if price is None else float(price),
         retired=bool(values.get("retired", False)),
         training=bool(values.get("training", True)),
@@ -351,6 +374,13 @@ def dlc_versions(framework: str) -> dict[str, list[str]]:
     _check_name("framework", framework, _framework_catalog().frameworks)
     repository = images.repository_for(framework)
     return {image.version: list(image.py_versions) for image in images.training_images(repository)}
+
+
+def nccl_environment(instance_type: str) -> dict[str, str]:
+    """The libfabric/NCCL variables a multi-host job on ``instance_type`` needs (see ``efa``)."""
+    from smdist.catalog import efa
+
+    return efa.nccl_environment(instance_type)
 
 
 def compare_versions(a: str, b: str) -> int:

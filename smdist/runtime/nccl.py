@@ -26,9 +26,24 @@ from .environments.sagemaker import SageMakerEnvironment
 
 INFINIBAND_CLASS_DIR = Path("/sys/class/infiniband")
 EFA_OVERRIDE_ENV = "SMDIST_EFA"
-# EFA with RDMA reads (GPUDirect RDMA); observed on AWS's EFA instance documentation.
+# Families whose EFA supports RDMA read (FI_EFA_USE_DEVICE_RDMA=1), the instance name's second
+# part. A copy of the catalogue's `efa_rdma` facts (instances.yaml, sources dated there): the
+# runtime ships without the catalogue, and a unit test keeps the two equal.
 RDMA_INSTANCE_FAMILIES = frozenset(
-    {"p4d", "p4de", "p5", "p5e", "p5en", "p6", "trn1", "trn1n", "trn2"}
+    {
+        "g6",
+        "g6e",
+        "p4d",
+        "p4de",
+        "p5",
+        "p5e",
+        "p5en",
+        "p6-b200",
+        "p6e-gb200",
+        "trn1",
+        "trn1n",
+        "trn2",
+    }
 )
 
 

@@ -21,10 +21,11 @@ from pydantic import (
     model_serializer,
 )
 
-from smdist import catalog
+from smdist import catalog, topology
 from smdist.base import StrictModel
 from smdist.cluster import Cluster
 from smdist.errors import Problem, SpecError
+from smdist.topology import Topology
 
 Framework = Literal["pytorch", "tensorflow"]
 
@@ -87,6 +88,13 @@ class Strategy(StrictModel):
     frameworks: ClassVar[tuple[str, ...]] = ("pytorch",)
     ready_entry_point: ClassVar[str] = ""
     launcher_name: ClassVar[str] = "process per host"
+    # How the training container starts the job (the strategy's launch contract):
+    # process (the program once per host), torchrun (on every host), mpirun (one, across the
+    # hosts: the toolkit's MPIRunner), smddp (the SMDataParallelRunner's mpirun), tf_config
+    # (a process per host with TF_CONFIG).
+    container_launcher: ClassVar[str] = "process"
+    # True when the program itself starts the ranks on its host (smdist's torchrun launcher).
+    program_starts_ranks: ClassVar[bool] = False
     # The strategies that take processes_per_host from the instance's GPUs, always.
     one_process_per_gpu: ClassVar[bool] = False
     # The fields that pick the model when a dump is read back into a JobSpec.
@@ -123,6 +131,15 @@ class Strategy(StrictModel):
 
     def world_size(self, cluster: Cluster) -> int:
         return self.resolve_processes_per_host(cluster) * cluster.instance_count
+
+    @property
+    def model_parallel_degree(self) -> int:
+        """Ranks that hold one model replica together (1: pure data parallelism)."""
+        return 1
+
+    def topology(self, hosts: int, processes_per_host: int) -> Topology:
+        """Which ranks form which groups, on ``hosts`` x ``processes_per_host`` ranks."""
+        return topology.data_parallel(hosts, processes_per_host)
 
     # ---- rendering -----------------------------------------------------------------------
     def render_distribution(self, cluster: Cluster) -> dict[str, Any]:

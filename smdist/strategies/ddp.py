@@ -52,6 +52,14 @@ class PyTorchDDP(Strategy):
         return "SageMaker torch_distributed (torchrun)"
 
     @property
+    def container_launcher(self) -> str:  # type: ignore[override]
+        return "process" if self.launcher == "torchrun" else "torchrun"
+
+    @property
+    def program_starts_ranks(self) -> bool:  # type: ignore[override]
+        return self.launcher == "torchrun"
+
+    @property
     def one_process_per_gpu(self) -> bool:  # type: ignore[override]
         return self.launcher == "torch_distributed"
 

@@ -27,6 +27,7 @@ class Horovod(MPIOptionsMixin, Strategy):
 
     frameworks: ClassVar[tuple[str, ...]] = ("pytorch", "tensorflow")
     launcher_name: ClassVar[str] = "mpirun across hosts"
+    container_launcher: ClassVar[str] = "mpirun"
 
     model_config = {"populate_by_name": True}
 

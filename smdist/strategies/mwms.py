@@ -33,6 +33,7 @@ class MWMS(Strategy):
     frameworks: ClassVar[tuple[str, ...]] = ("tensorflow",)
     ready_entry_point: ClassVar[str] = "tensorflow_mwms.py"
     launcher_name: ClassVar[str] = "TF_CONFIG, one worker per host"
+    container_launcher: ClassVar[str] = "tf_config"
 
     @field_validator("communication", mode="before")
     @classmethod

@@ -22,6 +22,7 @@ class SDDP(MPIOptionsMixin, Strategy):
 
     ready_entry_point: ClassVar[str] = "pytorch_sddp.py"
     launcher_name: ClassVar[str] = "mpirun + smddprun, one process per GPU"
+    container_launcher: ClassVar[str] = "smddp"
     one_process_per_gpu: ClassVar[bool] = True
 
     def render_distribution(self, cluster: Cluster) -> dict[str, Any]:

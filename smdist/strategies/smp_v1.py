@@ -12,10 +12,12 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
+from smdist import topology
 from smdist.cluster import Cluster
 from smdist.errors import Problem
 from smdist.strategies.base import MPIOptionsMixin
 from smdist.strategies.smp_base import ModelParallel, divisors
+from smdist.topology import Topology
 
 # Placement: "cluster" keeps a replica's model-parallel ranks next to each other (same host),
 # "spread" interleaves replicas. With tensor parallelism a permutation of D (data), P (pipeline)
@@ -70,6 +72,7 @@ class SMPv1(MPIOptionsMixin, ModelParallel):
     horovod: bool | None = Field(None, description="TensorFlow: data parallel via Horovod")
 
     launcher_name: ClassVar[str] = "mpirun across hosts"
+    container_launcher: ClassVar[str] = "mpirun"
 
     @field_validator("placement_strategy")
     @classmethod
@@ -88,6 +91,17 @@ class SMPv1(MPIOptionsMixin, ModelParallel):
     @property
     def placement_order(self) -> str:
         return PLACEMENT_ORDERS.get(self.placement_strategy, self.placement_strategy)
+
+    def topology(self, hosts: int, processes_per_host: int) -> Topology:
+        if (hosts * processes_per_host) % self.model_parallel_degree:
+            return super().topology(hosts, processes_per_host)
+        return topology.model_parallel(
+            hosts,
+            processes_per_host,
+            self.pipeline_degree,
+            self.tensor_degree,
+            self.placement_order,
+        )
 
     # ---- rendering -----------------------------------------------------------------------
     def parameters(self) -> dict[str, Any]:

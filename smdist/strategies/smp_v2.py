@@ -11,9 +11,11 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
+from smdist import topology
 from smdist.cluster import Cluster
 from smdist.errors import Problem
 from smdist.strategies.smp_base import ModelParallel, divisors
+from smdist.topology import Topology
 
 # In mp_parameters only when set (None = the library's default).
 _OPTIONAL = (
@@ -36,6 +38,7 @@ class SMPv2(ModelParallel):
     random_seed: int | None = Field(None, ge=0)
 
     launcher_name: ClassVar[str] = "SageMaker torch_distributed"
+    container_launcher: ClassVar[str] = "torchrun"
     # In a job file no version means 1, so the schema requires v2's (Python's default is 2).
     model_config = {
         "json_schema_extra": lambda schema: schema.setdefault("required", []).append("version")
@@ -43,6 +46,13 @@ class SMPv2(ModelParallel):
     one_process_per_gpu: ClassVar[bool] = True
 
     # ---- rendering -----------------------------------------------------------------------
+    def topology(self, hosts: int, processes_per_host: int) -> Topology:
+        if (hosts * processes_per_host) % self.model_parallel_degree:
+            return super().topology(hosts, processes_per_host)
+        return topology.sharded(
+            hosts, processes_per_host, self.tensor_degree, self.hybrid_shard_degree or 0
+        )
+
     def parameters(self) -> dict[str, Any]:
         values: dict[str, Any] = {}
         if self.hybrid_shard_degree is not None:

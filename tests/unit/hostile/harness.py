@@ -57,13 +57,15 @@ def _validate(job: Path, deep: bool = False) -> Outcome:
     wire = {"hyperparameters": plan.wire_hyperparameters, "environment": dict(plan.environment)}
     if deep:
         try:
-            submitted = smdist.plan(
-                plan.spec,
+            submitted = plan.bind(
                 job_name="job-2026-11-22-00-00-00-000",
-                submit_directory="s3://bucket/smdist/source/0/sourcedir.tar.gz",
+                region="us-west-2",
                 bucket="bucket",
+                role=None,
+                code_uri="s3://bucket/smdist/source/0/sourcedir.tar.gz",
             )
-            json.dumps(submitted.to_dict())  # what `smdist plan --json` prints
+            json.dumps(submitted.wire_hyperparameters)  # what the request carries
+            json.dumps(plan.to_dict())  # what `smdist plan --json` prints
         except BaseException as exc:  # noqa: BLE001
             return Outcome("crash", error="planning a valid job: " + _last_line(exc), cpu=cpu)
     return Outcome("accepted", cpu=cpu, wire=wire)

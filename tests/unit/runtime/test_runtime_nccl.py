@@ -98,3 +98,36 @@ def test_malformed_efa_override_is_rejected():
 )
 def test_rdma_support_by_instance_family(instance_type, rdma):
     assert supports_efa_rdma(instance_type) is rdma
+
+
+def test_runtime_rdma_families_equal_the_catalogues():
+    # The runtime ships without the catalogue, so it keeps a copy; this keeps the copy current.
+    from smdist.catalog.efa import efa_rdma_families
+    from smdist.runtime.nccl import RDMA_INSTANCE_FAMILIES
+
+    assert RDMA_INSTANCE_FAMILIES == efa_rdma_families()
+
+
+@pytest.mark.parametrize(
+    "instance_type",
+    ["ml.p5e.48xlarge", "ml.p5en.48xlarge", "ml.p6-b200.48xlarge", "ml.p6e-gb200.36xlarge"],
+)
+def test_p5e_p5en_and_p6_get_efa_with_rdma(instance_type):
+    environ = MappingProxyType(dict(P4D, SM_CURRENT_INSTANCE_TYPE=instance_type))
+    defaults = nccl_defaults(environ, efa=True)
+    assert (defaults["FI_PROVIDER"], defaults["FI_EFA_USE_DEVICE_RDMA"]) == ("efa", "1")
+
+
+def test_runtime_asks_for_rdma_exactly_where_the_catalogue_says():
+    from smdist import catalog
+
+    for name in catalog.known_instance_types():
+        info = catalog.instance(name)
+        if not info.efa:
+            continue
+        defaults = nccl_defaults(
+            MappingProxyType(dict(P4D, SM_CURRENT_INSTANCE_TYPE=name)), efa=True
+        )
+        assert ("FI_EFA_USE_DEVICE_RDMA" in defaults) is info.efa_rdma, name
+        expected = catalog.nccl_environment(name).get("FI_EFA_USE_DEVICE_RDMA")
+        assert defaults.get("FI_EFA_USE_DEVICE_RDMA") == expected, name
