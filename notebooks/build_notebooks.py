@@ -1,21 +1,41 @@
 """Write the strategy notebooks from one template, so the five stay alike and in sync.
 
-Each notebook: build the strategy, show the plan (table + topology picture), run it locally on
-two emulated hosts, read the metrics and the model, and submit the same spec to SageMaker when
-AWS settings are present (otherwise show the dry-run request). Run this file after changing the
-template; ``tests/integration/test_notebooks.py`` checks the committed notebooks match it.
+Each notebook: build the strategy, show the plan (table + topology picture), show the argument
+each SageMaker SDK line takes (v2 ``distribution=``, v3 ``distributed=`` / ``ModelTrainer``), run
+the job locally on two emulated hosts, plot the loss curve from its metric lines, open the model,
+and submit the same spec to SageMaker when AWS settings are present (otherwise show the dry-run
+request).
+
+The notebooks are stored executed, so a reader browsing the repository sees the plan, the
+picture, the result and the plot. After changing the template run
+``python notebooks/build_notebooks.py --execute`` (needs torch, TensorFlow, Horovod and
+matplotlib); it runs each notebook against the local backend and stores it with its outputs,
+scrubbed of run-specific values (``notebook_run.py``). Without ``--execute`` it only reports
+which stored notebooks' cells differ from the template. ``tests/integration/test_notebooks.py``
+checks the stored cells equal the template and the stored outputs have a fresh run's shape.
 """
 
 from __future__ import annotations
 
+import argparse
+import os
 import sys
+import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from notebook_run import AWS_VARIABLES, execute, scrub
 
 HERE = Path(__file__).resolve().parent
+# Modules a notebook needs beyond torch (all need matplotlib for the loss plot).
+NEEDS = {
+    "02_mwms.ipynb": ("tensorflow", "tf_keras"),
+    "03_horovod.ipynb": ("horovod",),
+}
+PLOT_NEEDS = ("matplotlib",)
 
 
 @dataclass(frozen=True)
@@ -28,6 +48,7 @@ class Notebook:
     instance_type: str
     framework: str  # code.framework_version for the SageMaker submission
     py_version: str
+    estimator: str  # the SDK v2 estimator class that takes ``distribution=``
     local_hosts: int = 2
     local_processes: int = 1
 
@@ -45,6 +66,7 @@ NOTEBOOKS = (
         "ml.p3.2xlarge",
         "2.3.0",
         "py311",
+        "PyTorch",
     ),
     Notebook(
         "02_mwms.ipynb",
@@ -56,6 +78,7 @@ NOTEBOOKS = (
         "ml.g5.xlarge",
         "2.14",
         "py310",
+        "TensorFlow",
     ),
     Notebook(
         "03_horovod.ipynb",
@@ -67,17 +90,19 @@ NOTEBOOKS = (
         "ml.p3.2xlarge",
         "2.0.0",  # the last PyTorch training image that carries Horovod
         "py310",
+        "PyTorch",
     ),
     Notebook(
         "04_sddp.ipynb",
         "SageMaker Distributed Data Parallel (smddp)",
-        "The script initialises `torch.distributed` with `backend=\"smddp\"`. On SageMaker that "
+        'The script initialises `torch.distributed` with `backend="smddp"`. On SageMaker that '
         "is AWS's collective library; locally smdist's stand-in maps it to gloo on CPUs.",
         "SDDP",
         "SDDP()",
         "ml.p4d.24xlarge",
         "2.2.0",
         "py310",
+        "PyTorch",
     ),
     Notebook(
         "05_smp.ipynb",
@@ -90,41 +115,140 @@ NOTEBOOKS = (
         "ml.p3.16xlarge",
         "1.13.1",
         "py39",
+        "PyTorch",
     ),
+)
+
+
+def _setup_cell(nb: Notebook) -> str:
+    name = Path(nb.file).stem.split("_", 1)[1].replace("_", "-")
+    return (
+        "import json\n"
+        "import os\n"
+        "import re\n"
+        "import tarfile\n"
+        "from urllib.parse import urlparse\n\n"
+        "import smdist\n"
+        "from smdist import Cluster, JobSpec\n"
+        "from smdist.runtime.metrics import metric_definitions\n"
+        f"from smdist.strategies import {nb.imports}\n\n"
+        "spec = JobSpec(\n"
+        f'    name="{name}-notebook",\n'
+        f"    strategy={nb.strategy},\n"
+        f'    cluster=Cluster(instance_type="{nb.instance_type}", instance_count=2),\n'
+        '    region="us-west-2",\n'
+        f'    code={{"framework_version": "{nb.framework}", "py_version": "{nb.py_version}"}},\n'
+        "    hyperparameters={\n"
+        '        "epochs": 1,\n'
+        '        "max_steps": 40,\n'
+        '        "batch_size": 32,\n'
+        '        "checkpoint_every": 20,\n'
+        '        "log_every": 2,  # a metric line every 2 steps: 20 points on the loss curve\n'
+        "    },\n"
+        ")\n"
+        "# Submitting needs a role and credentials; without them the cells below stay offline.\n"
+        'aws_ready = bool(os.environ.get("SMDIST_ROLE")) and bool(\n'
+        '    os.environ.get("AWS_PROFILE") or os.environ.get("AWS_ACCESS_KEY_ID")\n'
+        ")"
+    )
+
+
+_V3_CELL = (
+    "# SDK v3 (sagemaker 3.x): ModelTrainer(distributed=...), and smdist.model_trainer(plan, ...)\n"
+    "# for a configured ModelTrainer that is not submitted yet: trainer.train() is yours.\n"
+    "from importlib.metadata import PackageNotFoundError, version\n\n"
+    "try:\n"
+    '    sdk = version("sagemaker")\n'
+    "except PackageNotFoundError:\n"
+    "    sdk = None\n"
+    'if not (sdk or "").startswith("3."):\n'
+    '    found = f"sagemaker {sdk} is installed" if sdk else "sagemaker is not installed"\n'
+    "    print(f\"SDK v3 is not installed ({found}): pip install 'smdist[sagemaker]'\")\n"
+    "else:\n"
+    "    try:\n"
+    "        print(repr(spec.strategy.model_trainer_distributed(spec.cluster)))\n"
+    '        if aws_ready and os.environ.get("SMDIST_BUCKET"):\n'
+    "            trainer = smdist.model_trainer(\n"
+    '                plan, role=os.environ["SMDIST_ROLE"], bucket=os.environ["SMDIST_BUCKET"]\n'
+    "            )\n"
+    '            print(f"ModelTrainer {trainer.base_job_name} is ready: trainer.train() submits")\n'
+    "    except smdist.SpecError as error:  # what this strategy or spec cannot do on v3\n"
+    "        print(error)"
+)
+
+_METRICS_CELL = (
+    "# The regexes SageMaker is given for this job (metric_definitions) read the job's log.\n"
+    'patterns = {d["Name"]: re.compile(d["Regex"]) for d in metric_definitions()}\n'
+    "curve = {}\n"
+    "for line in job.logs():\n"
+    '    step, loss = (patterns[n].search(line) for n in ("train:step", "train:loss"))\n'
+    "    if step and loss:\n"
+    "        curve[int(float(step[1]))] = float(loss[1])  # the last line of a step wins\n"
+    "steps = sorted(curve)\n"
+    "first, last = curve[steps[0]], curve[steps[-1]]\n"
+    'assert last < first, f"loss did not fall: {first:.4f} -> {last:.4f}"\n'
+    "print(\n"
+    '    f"loss fell from {first:.4f} at step {steps[0]} to {last:.4f} at step {steps[-1]} "\n'
+    '    f"({len(steps)} metric points)"\n'
+    ")"
+)
+
+_PLOT_CELL = (
+    "try:\n"
+    "    import matplotlib.pyplot as plt\n"
+    "except ImportError:\n"
+    '    print("matplotlib is not installed (pip install matplotlib); the curve as a table:")\n'
+    "    for step in steps:\n"
+    '        print(f"{step:>6}  {curve[step]:.4f}")\n'
+    "else:\n"
+    "    figure, axes = plt.subplots(figsize=(6, 3))\n"
+    '    axes.plot(steps, [curve[s] for s in steps], marker=".")\n'
+    '    axes.set(xlabel="step", ylabel="loss (train:loss)", title=spec.name)\n'
+    "    axes.grid(alpha=0.3)\n"
+    "    plt.show()"
+)
+
+_SUBMIT_CELL = (
+    "from smdist.backends import sagemaker as sm\n\n"
+    "if aws_ready:\n"
+    '    cloud_job = smdist.fit(spec, backend="sagemaker", wait=False)\n'
+    "    print(cloud_job.name, cloud_job.status)\n"
+    "else:\n"
+    '    print("No AWS settings: not submitting. The request would be:")\n'
+    "    request = sm.dry_run(plan).request\n"
+    '    shown = {k: request[k] for k in ("ResourceConfig", "HyperParameters")}\n'
+    "    print(json.dumps(shown, indent=1))"
 )
 
 
 def cells(nb: Notebook) -> list:
     return [
-        new_markdown_cell(f"# {nb.title}\n\n{nb.intro}\n\nThe same spec runs on this machine "
-                          "(emulated SageMaker hosts, no Docker) and on SageMaker."),
-        new_code_cell(
-            "import json\n"
-            "import os\n"
-            "import tarfile\n"
-            "from urllib.parse import urlparse\n\n"
-            "import smdist\n"
-            "from smdist import Cluster, JobSpec\n"
-            "from smdist.runtime.metrics import parse_metrics\n"
-            f"from smdist.strategies import {nb.imports}\n\n"
-            "spec = JobSpec(\n"
-            f'    name="{Path(nb.file).stem.split("_", 1)[1].replace("_", "-")}-notebook",\n'
-            f"    strategy={nb.strategy},\n"
-            f'    cluster=Cluster(instance_type="{nb.instance_type}", instance_count=2),\n'
-            '    region="us-west-2",\n'
-            f'    code={{"framework_version": "{nb.framework}", '
-            f'"py_version": "{nb.py_version}"}},\n'
-            '    hyperparameters={"epochs": 1, "max_steps": 40, "batch_size": 32, '
-            '"checkpoint_every": 20},\n'
-            ")"
+        new_markdown_cell(
+            f"# {nb.title}\n\n{nb.intro}\n\nThe same spec runs on this machine "
+            "(emulated SageMaker hosts, no Docker) and on SageMaker."
         ),
-        new_markdown_cell("## The plan: what SageMaker will run\n\nChecked against the "
-                          "instance catalogue; nothing is fetched or started."),
+        new_code_cell(_setup_cell(nb)),
+        new_markdown_cell(
+            "## The plan: what SageMaker will run\n\nChecked against the "
+            "instance catalogue; nothing is fetched or started."
+        ),
         new_code_cell("plan = smdist.plan(spec)\nplan"),
-        new_code_cell("print(json.dumps(plan.distribution, indent=2))\n"
-                      "plan.wire_hyperparameters"),
-        new_markdown_cell(f"## Run it here: {nb.local_hosts} emulated hosts × "
-                          f"{nb.local_processes} process"),
+        new_markdown_cell(
+            "## Your own SDK calls\n\nIf you write the SageMaker SDK call yourself, the "
+            "strategy gives you its argument for either SDK line: `strategy.distribution("
+            "cluster)` for an SDK v2 estimator, `strategy.model_trainer_distributed(cluster)` "
+            "(or a whole `smdist.model_trainer(plan, ...)`) for SDK v3's `ModelTrainer`."
+        ),
+        new_code_cell(
+            "# SDK v2 (sagemaker 2.x): the estimator's distribution= argument, as in\n"
+            f"#   {nb.estimator}(entry_point=..., instance_count=2, distribution=distribution)\n"
+            "distribution = spec.strategy.distribution(spec.cluster)\n"
+            "print(json.dumps(distribution, indent=2))"
+        ),
+        new_code_cell(_V3_CELL),
+        new_markdown_cell(
+            f"## Run it here: {nb.local_hosts} emulated hosts × {nb.local_processes} process"
+        ),
         new_code_cell(
             "job = smdist.fit(spec, logs=False, options={"
             f'"hosts": {nb.local_hosts}, "processes_per_host": {nb.local_processes}}})\n'
@@ -132,54 +256,91 @@ def cells(nb: Notebook) -> list:
             'assert job.status.value == "Completed", job.failure_reason'
         ),
         new_markdown_cell("## Metrics and model"),
+        new_code_cell(_METRICS_CELL),
+        new_code_cell(_PLOT_CELL),
         new_code_cell(
-            "metrics = [m for m in map(parse_metrics, job.logs()) if m and 'loss' in m]\n"
-            "first, last = metrics[0], metrics[-1]\n"
-            'print(f"loss {first[\'loss\']:.4f} at step {first[\'step\']:.0f}")\n'
-            'print(f"loss {last[\'loss\']:.4f} at step {last[\'step\']:.0f}")\n'
-            "assert last['loss'] < first['loss']"
+            "archive = urlparse(job.model_artifacts).path\n"
+            "print(os.path.relpath(archive))\n"
+            "with tarfile.open(archive) as model:\n"
+            "    print(model.getnames())"
         ),
-        new_code_cell(
-            "with tarfile.open(urlparse(job.model_artifacts).path) as archive:\n"
-            "    print(job.model_artifacts)\n"
-            "    print(archive.getnames())"
+        new_markdown_cell(
+            "## Submit the same spec to SageMaker\n\nSkipped unless AWS settings "
+            "are present (`SMDIST_ROLE` and credentials); the dry run shows the "
+            "request either way."
         ),
-        new_markdown_cell("## Submit the same spec to SageMaker\n\nSkipped unless AWS settings "
-                          "are present (`SMDIST_ROLE` and credentials); the dry run shows the "
-                          "request either way."),
-        new_code_cell(
-            "from smdist.backends import sagemaker as sm\n\n"
-            'aws_ready = bool(os.environ.get("SMDIST_ROLE")) and bool(\n'
-            '    os.environ.get("AWS_PROFILE") or os.environ.get("AWS_ACCESS_KEY_ID"))\n'
-            "if aws_ready:\n"
-            '    cloud_job = smdist.fit(spec, backend="sagemaker", wait=False)\n'
-            "    print(cloud_job.name, cloud_job.status)\n"
-            "else:\n"
-            '    print("No AWS settings: not submitting. The request would be:")\n'
-            "    request = sm.dry_run(plan).request\n"
-            '    print(json.dumps({k: request[k] for k in ("ResourceConfig", '
-            '"HyperParameters")}, indent=1))'
-        ),
+        new_code_cell(_SUBMIT_CELL),
     ]
 
 
-def build(nb: Notebook):
+def build(nb: Notebook) -> nbformat.NotebookNode:
+    """The notebook's template: its cells without outputs."""
     notebook = new_notebook(cells=cells(nb))
-    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                       "language": "python"}
+    notebook.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     for index, cell in enumerate(notebook.cells):
         cell["id"] = f"cell-{index}"  # stable ids: rebuilding gives identical files
     return notebook
 
 
-def render(nb: Notebook) -> str:
-    return nbformat.writes(build(nb))
+def sources(notebook: nbformat.NotebookNode) -> list[tuple[str, str, str]]:
+    """Each cell's id, type and source: what must equal the template."""
+    return [(cell.id, cell.cell_type, cell.source) for cell in notebook.cells]
 
 
-def main() -> int:
-    for nb in NOTEBOOKS:
-        (HERE / nb.file).write_text(render(nb))
-        print(f"wrote {nb.file}")
+def sources_match(nb: Notebook) -> bool:
+    """Whether the stored ``nb`` has the template's cells."""
+    path = HERE / nb.file
+    stored = nbformat.read(path, as_version=4) if path.exists() else None
+    return stored is not None and sources(stored) == sources(build(nb))
+
+
+def missing_modules(nb: Notebook) -> list[str]:
+    """The modules ``nb`` needs that are not importable here."""
+    from importlib.util import find_spec
+
+    return [m for m in (*NEEDS.get(nb.file, ()), *PLOT_NEEDS) if find_spec(m) is None]
+
+
+def executed(nb: Notebook) -> str:
+    """``nb`` executed against the local backend, scrubbed, as the text to store."""
+    with tempfile.TemporaryDirectory(prefix="smdist-notebook-") as directory:
+        workdir = Path(directory)
+        notebook = execute(build(nb), workdir)
+        return nbformat.writes(scrub(notebook, workdir))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--execute",
+        action="store_true",
+        help="run each notebook against the local backend and store it with its outputs",
+    )
+    parser.add_argument("names", nargs="*", help="notebook files (default: all)")
+    args = parser.parse_args(argv)
+    chosen = [nb for nb in NOTEBOOKS if not args.names or nb.file in args.names]
+    unknown = set(args.names) - {nb.file for nb in NOTEBOOKS}
+    if unknown:
+        parser.error(f"unknown notebook {sorted(unknown)}; valid: {[n.file for n in NOTEBOOKS]}")
+    if not args.execute:  # check only: writing un-executed notebooks would drop their outputs
+        stale = [nb.file for nb in chosen if not sources_match(nb)]
+        for name in stale:
+            print(f"{name}: cells differ from the template; run with --execute")
+        return 1 if stale else 0
+    missing = {nb.file: missing_modules(nb) for nb in chosen if missing_modules(nb)}
+    if missing:
+        print(f"cannot execute, modules not installed: {missing}", file=sys.stderr)
+        return 1
+    for variable in AWS_VARIABLES:
+        os.environ.pop(variable, None)
+    for nb in chosen:
+        started = time.monotonic()
+        (HERE / nb.file).write_text(executed(nb))
+        print(f"wrote {nb.file} executed ({time.monotonic() - started:.1f} s)")
     return 0
 
 

@@ -31,7 +31,7 @@ _EXPORTS = {
     "plan": "smdist.planning",
     "SpecError": "smdist.errors",
     "SetupError": "smdist.errors",
-    "fit": "smdist.backends",
+    "fit": "smdist.fitting",
     "model_trainer": "smdist.backends.sagemaker_v3",
 }
 
@@ -59,10 +59,10 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from smdist.backends import fit
     from smdist.backends.sagemaker_v3 import model_trainer
     from smdist.cluster import Cluster
     from smdist.errors import SetupError, SpecError
+    from smdist.fitting import fit
     from smdist.planning import Plan, plan
     from smdist.spec import Checkpoint, Code, JobSpec, Network, Spot, load
     from smdist.strategies import MWMS, SDDP, SDMP, Horovod, PyTorchDDP, SMPv1, SMPv2

@@ -22,6 +22,7 @@ from typing import Annotated
 
 import typer
 
+from smdist import cli_local
 from smdist.errors import SpecError
 from smdist.exit_codes import EXIT_INVALID, EXIT_JOB_FAILED, EXIT_OK, debug_requested, report
 
@@ -63,9 +64,23 @@ def _load_plan(path: Path):
 def plan_command(
     job_file: JobFile,
     as_json: Annotated[bool, typer.Option("--json", help="print the plan as JSON")] = False,
+    hosts: Annotated[
+        bool, typer.Option("--hosts", help="show what each host runs in SageMaker's container")
+    ] = False,
+    hosts_count: Annotated[
+        int, typer.Option(min=2, help="with --hosts: hosts shown, the first ones and the last")
+    ] = 4,
 ) -> None:
-    """Check a job and show exactly what SageMaker would run."""
+    """Check a job and show exactly what SageMaker would run (--hosts: on each host)."""
     plan = _load_plan(job_file)
+    if hosts:
+        from smdist import host_view
+
+        if as_json:
+            typer.echo(json.dumps(host_view.hosts_document(plan, hosts_count), indent=2))
+        else:
+            typer.echo("\n".join(host_view.hosts_text(plan, hosts_count)))
+        return
     if as_json:
         typer.echo(json.dumps(plan.to_dict(), indent=2))
         return
@@ -131,41 +146,8 @@ def instances(
 
 
 # ---- run: the job on this machine (the local backend) ------------------------------------------
-LOCAL_ROOT = Path(".smdist")
-
-
-def _assignment(text: str) -> tuple[str, object]:
-    """``name=value`` with the value read as YAML (``1`` -> 1, ``true`` -> True, ``[1, 2]``)."""
-    import yaml
-
-    from smdist.errors import Problem
-    from smdist.yaml_text import StrictYamlError, parse_untrusted
-
-    name, equals, raw = text.partition("=")
-    if not equals or not name.strip():
-        raise SpecError(
-            [Problem("--set", "is not name=value", text, "e.g. --set epochs=1 -H max_steps=20")]
-        )
-    try:
-        value = parse_untrusted(raw) if raw.strip() else ""
-    except StrictYamlError as exc:  # an alias bomb or duplicate key: refused, not kept as text
-        inner = exc.path if not exc.path or exc.path.startswith("[") else f".{exc.path}"
-        where = f"hyperparameters.{name.strip()}{inner}"
-        raise SpecError([Problem(where, exc.message, None, exc.valid)]) from None
-    except yaml.YAMLError:
-        value = raw
-    return name.strip(), value
-
-
-def _local_spec(path: Path, assignments: list[str]):
-    from smdist.spec import JobSpec, load
-
-    spec = load(path)
-    if not assignments:
-        return spec
-    data = spec.model_dump(mode="json", by_alias=True, exclude_unset=True)
-    data["hyperparameters"] = {**spec.hyperparameters, **dict(map(_assignment, assignments))}
-    return JobSpec.from_dict(data, source=str(path))
+LOCAL_ROOT = cli_local.LOCAL_ROOT
+_assignment = cli_local._assignment  # --set name=value (its tests import it from here)
 
 
 @app.command()
@@ -210,7 +192,7 @@ def run(
     from smdist.planning import plan as make_plan
 
     # A SpecError or PrepareError here is reported by main(): exit 2, nothing started.
-    plan = make_plan(_local_spec(job_file, assignments or []))
+    plan = make_plan(cli_local.local_spec(job_file, assignments or []))
     job = launch(
         plan,
         hosts=hosts,
@@ -237,6 +219,7 @@ SUBMIT_BACKENDS = ("sagemaker", "sagemaker-local")
 JobName = Annotated[str, typer.Argument(help="training job name", show_default=False)]
 RegionOption = Annotated[str | None, typer.Option(help="AWS region (default: AWS config)")]
 PollOption = Annotated[float, typer.Option(help="seconds between status polls", hidden=True)]
+BackendOption, RootOption = cli_local.BackendOption, cli_local.RootOption
 
 
 def _attach(name: str, region: str | None, poll: float):
@@ -247,11 +230,11 @@ def _attach(name: str, region: str | None, poll: float):
 
 def _report_end(job, status) -> None:
     """The last line of a job's output: its model, or why it failed (one line)."""
-    console = _stderr()
-    if status.value == "Completed":
+    console, status = _stderr(), getattr(status, "value", status)
+    if status == "Completed":
         text = f"{job.name}: Completed; model: {job.model_artifacts}"
     else:
-        text = f"{job.name}: {status.value}: {job.failure_reason or 'no reason given'}"
+        text = f"{job.name}: {status}: {job.failure_reason or 'no reason given'}"
     console.print(text, highlight=False, markup=False, soft_wrap=True)
 
 
@@ -322,8 +305,13 @@ def status(
     job_name: JobName,
     region: RegionOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="print DescribeTrainingJob")] = False,
+    backend: BackendOption = "auto",
+    root: RootOption = LOCAL_ROOT,
 ) -> None:
-    """Show a SageMaker job's status: exit 0 running or completed, 1 failed or stopped."""
+    """Show a job's status (local or SageMaker): exit 0 running or completed, 1 failed/stopped."""
+    local = cli_local.find_job(job_name, backend, root)
+    if local is not None:
+        raise typer.Exit(cli_local.show_status(local, as_json))
     job = _attach(job_name, region, 10.0)
     description = job.describe()
     state = description["TrainingJobStatus"]
@@ -345,8 +333,13 @@ def logs(
     follow: Annotated[bool, typer.Option("--follow", "-f", help="until the job ends")] = False,
     region: RegionOption = None,
     poll: PollOption = 10.0,
+    backend: BackendOption = "auto",
+    root: RootOption = LOCAL_ROOT,
 ) -> None:
-    """Print a SageMaker job's CloudWatch logs, each line prefixed with its host."""
+    """Print a job's logs (local, or SageMaker's CloudWatch), each line prefixed with its host."""
+    local = cli_local.find_job(job_name, backend, root)
+    if local is not None:
+        raise typer.Exit(cli_local.show_logs(local, follow))
     job = _attach(job_name, region, poll)
     for line in job.logs(follow=follow):
         typer.echo(line)
@@ -360,8 +353,14 @@ def stop(
     wait: Annotated[bool, typer.Option("--wait", help="wait until it has stopped")] = False,
     region: RegionOption = None,
     poll: PollOption = 10.0,
+    backend: BackendOption = "auto",
+    root: RootOption = LOCAL_ROOT,
 ) -> None:
-    """Stop a SageMaker job (SIGTERM, then SIGKILL after 120 s; checkpoints sync to S3)."""
+    """Stop a job: SIGTERM, then SIGKILL after the grace period (SageMaker: 120 s)."""
+    local = cli_local.find_job(job_name, backend, root)
+    if local is not None:
+        cli_local.stop(local, _stderr(), wait=wait, poll=poll, report_end=_report_end)
+        return
     job = _attach(job_name, region, poll)
     job.stop()
     _stderr().print(f"{job.name}: stop requested", highlight=False, soft_wrap=True)

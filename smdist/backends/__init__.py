@@ -1,4 +1,7 @@
-"""Where a job runs. ``fit`` plans a job and hands the Plan to one backend.
+"""Where a job runs: the backends, and the options each takes.
+
+``smdist.fit`` (``smdist.fitting``) plans a job once and hands the Plan to one of these; no
+backend plans again.
 
 Backends load lazily: the SageMaker SDK is imported only by the ``sagemaker`` and
 ``sagemaker-local`` backends, the local emulator only when it runs.
@@ -6,7 +9,6 @@ Backends load lazily: the SageMaker SDK is imported only by the ``sagemaker`` an
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 from smdist.backends.base import Job, JobError, JobStatus
@@ -60,52 +62,11 @@ def check_options(backend: str, options: dict[str, Any]) -> None:
         )
 
 
-def _spec_from(spec: Any, fields: dict[str, Any]):
-    """The JobSpec ``fit`` runs: given whole, as a job file's path, or as keyword fields.
+def fit(spec: Any = None, **kwargs: Any) -> Job:
+    """``smdist.fit``: see ``smdist.fitting.fit`` (kept here for imports of older code)."""
+    from smdist.fitting import fit as run
 
-    Fields may be typed objects (``PyTorchDDP()``, ``Cluster(...)``), dicts, or a mix; they are
-    validated as they are, never dumped and re-read (a dump that leaves defaults out would lose
-    the ``kind`` that picks the strategy).
-    """
-    from smdist.spec import as_job_spec
-
-    if spec is not None and fields:
-        raise TypeError("pass either a JobSpec or its fields as keyword arguments, not both")
-    return as_job_spec(fields if spec is None else spec)
-
-
-def fit(
-    spec: Any = None,
-    *,
-    backend: str = DEFAULT_BACKEND,
-    wait: bool = True,
-    logs: bool = True,
-    options: dict[str, Any] | None = None,
-    **fields: Any,
-) -> Job:
-    """Run a job: ``fit(JobSpec)``, ``fit("job.yaml")``, ``fit({...})`` or ``fit(name=...,
-    strategy=PyTorchDDP(), cluster=Cluster(...), ...)``.
-
-    ``backend``: ``local`` (default: emulated hosts on this machine), ``sagemaker``, or
-    ``sagemaker-local`` (the SDK's Docker local mode). ``options`` go to the backend (for the
-    local backend e.g. ``hosts`` and ``processes_per_host``). With ``wait`` (default) this
-    returns when the job has ended; check ``job.status``.
-    """
-    if backend not in BACKENDS:
-        raise SpecError([Problem("backend", "unknown backend", backend, ", ".join(BACKENDS))])
-    from smdist.disk_checks import check_paths
-    from smdist.planning import plan as make_plan
-
-    check_options(backend, options or {})
-    job_spec = _spec_from(spec, fields)
-    problems = check_paths(job_spec)  # planning reads no disk: paths are checked here
-    if problems:
-        raise SpecError(problems)
-    module = importlib.import_module(BACKENDS[backend])
-    job = module.launch(make_plan(job_spec), **(options or {}))
-    if wait:
-        job.wait(logs=logs)
-    return job
+    return run(spec, **kwargs)
 
 
 __all__ = ["BACKENDS", "Job", "JobError", "JobStatus", "fit"]

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from smdist.backends import local_failure, local_proctree
+from smdist.backends import local_failure, local_processes, local_proctree
 from smdist.backends.base import JobError, JobStatus
 from smdist.backends.job_names import unique_job_name
 from smdist.backends.local_artifacts import (
@@ -268,6 +268,7 @@ class LocalJob:
                 grace=self.options.grace,
                 max_run=max_run,
                 stall_timeout=self.options.stall_timeout,
+                stop_file=self.job_dir / local_processes.STOP_FILE,
             )
             if self._stop_early:
                 supervisor.request_stop()
@@ -367,6 +368,7 @@ class LocalJob:
             "exit_codes": self.exit_codes,
             "job_dir": str(self.job_dir),
             "log": str(self.log.path) if self.log else None,
+            "supervisor": local_processes.process_identity(),  # [pid, start]: is it running?
         }
         path = self.job_dir / "job.json"
         if self.job_dir.is_dir():

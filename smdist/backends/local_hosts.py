@@ -3,8 +3,8 @@
 Each host gets ``input/config/{hyperparameters,resourceconfig,inputdataconfig}.json``,
 ``input/data/<channel>/``, ``model/``, ``output/data/``, ``checkpoints/`` and ``code/``, and
 the environment the container gives the user's script: the toolkit's ``SM_*`` variables
-(``local_environment``), the variables the toolkit and the framework container set besides
-them (job name, MASTER_ADDR / MASTER_PORT and NCCL defaults for PyTorch, TF_CONFIG for
+(``smdist.runtime.container_contract``), the variables the toolkit and the framework container
+set besides them (job name, MASTER_ADDR / MASTER_PORT and NCCL defaults for PyTorch, TF_CONFIG for
 MultiWorkerMirroredStrategy), and what the emulation itself needs (host-name resolution, the
 host's share of the GPUs, the job's process token).
 
@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from smdist.backends.local_environment import (
+from smdist.backends.local_layout import LocalLayout
+from smdist.runtime.container_contract import (
     FRAMEWORK_MODULES,
     HostConfig,
     Machine,
@@ -29,7 +30,6 @@ from smdist.backends.local_environment import (
     sm_variables,
     training_environment,
 )
-from smdist.backends.local_layout import LocalLayout
 
 if TYPE_CHECKING:
     from smdist.backends.local_network import HostNames

@@ -54,6 +54,15 @@ from smdist.backends.local_layout import MPI_LAUNCHERS, SMDDP, TORCHRUN, LocalLa
 from smdist.backends.local_network import free_ports
 from smdist.backends.local_setup import job_region
 from smdist.backends.local_ssh import HOSTS_VARIABLE
+from smdist.runtime.mpi_command import (
+    MPI_EXPORTED,
+    host_list,
+    mpi_exports,
+    mpi_flags,
+    smddp_exports,
+    smddp_flags,
+    split_custom_options,
+)
 
 if TYPE_CHECKING:
     from smdist.backends.local_network import HostNames
@@ -61,8 +70,6 @@ if TYPE_CHECKING:
 
 MPI_TAGS = "mpirun"
 SSH_STAND_IN = Path(__file__).with_name("local_ssh.py")
-# Variables the container's mpirun command exports by name besides the SM_* ones.
-_MPI_EXPORTED = ("LD_LIBRARY_PATH", "PATH", "LD_PRELOAD")
 
 
 @dataclass(frozen=True)
@@ -195,28 +202,6 @@ def write_ssh_stand_in(bin_dir: Path, python: str) -> Path:
     return path
 
 
-def _split_custom_options(options: str) -> tuple[list[str], list[str], str]:
-    """(global flags, ``-x`` exports, NCCL_DEBUG) as the toolkit splits custom MPI options."""
-    tokens = shlex.split(options)
-    flags: list[str] = []
-    exports: list[str] = []
-    nccl_debug = "INFO"
-    index = 0
-    while index < len(tokens):
-        token = tokens[index]
-        if token == "-x" and index + 1 < len(tokens):
-            exports.append(tokens[index + 1])
-            index += 2
-            continue
-        if token == "--NCCL_DEBUG" and index + 1 < len(tokens):
-            nccl_debug = tokens[index + 1]
-            index += 2
-            continue
-        flags.append(token)
-        index += 1
-    return flags, exports, nccl_debug
-
-
 def map_host_directory(value: str, main_base: str, host_base: str) -> str:
     """A launching-host value with its directory replaced by ``host_base`` (whole components).
 
@@ -245,6 +230,16 @@ def _host_exports(
     return exports
 
 
+def _emulation_flags(ssh: Path) -> list[str]:
+    """What the emulation adds to mpirun: ranks may share this machine's cores; remote starts
+    go through the ssh stand-in; a daemon that never calls back fails the launch, not hangs it."""
+    return [
+        "--oversubscribe",
+        "-mca", "plm_rsh_agent", str(ssh),
+        "-mca", "orte_startup_timeout", "120",
+    ]  # fmt: skip
+
+
 def mpirun_command(
     layout: LocalLayout,
     hosts: list[EmulatedHost],
@@ -258,28 +253,13 @@ def mpirun_command(
 ) -> list[str]:
     """One mpirun across the hosts; ``host_arguments``: each host's script arguments."""
     per_host = layout.processes_per_host
-    host_list = [h.name if per_host == 1 else f"{h.name}:{per_host}" for h in hosts]
-    flags, custom_exports, nccl_debug = _split_custom_options(custom_mpi_options)
+    flags, custom_exports, nccl_debug = split_custom_options(custom_mpi_options)
     interface = main_env.get("SM_NETWORK_INTERFACE_NAME", "lo")
     command = [
         "mpirun",
-        "--host", ",".join(host_list),
-        "--allow-run-as-root",
-        "--oversubscribe",
-        "--display-map",
-        "--tag-output",
-        "-mca", "btl_tcp_if_include", interface,
-        "-mca", "oob_tcp_if_include", interface,
-        "-mca", "plm_rsh_no_tree_spawn", "1",
-        "-mca", "plm_rsh_agent", str(ssh),
-        # A daemon that never calls back fails the launch instead of hanging it.
-        "-mca", "orte_startup_timeout", "120",
-        "-bind-to", "none",
-        "-map-by", "slot",
-        "-mca", "pml", "ob1",
-        "-mca", "btl", "^openib",
-        "-mca", "orte_abort_on_non_zero_status", "1",
-        "-mca", "btl_vader_single_copy_mechanism", "none",
+        "--host", host_list([h.name for h in hosts], per_host, always_count=False),
+        *mpi_flags(interface),
+        *_emulation_flags(ssh),
         *flags,
     ]  # fmt: skip
     for index, host in enumerate(hosts):
@@ -288,10 +268,8 @@ def mpirun_command(
         command += ["-np", str(per_host), "-host", f"{host.name}:{per_host}"]
         command += ["-wdir", str(host.code)]
         exported = [
-            "NCCL_MIN_NRINGS=4",
-            f"NCCL_SOCKET_IFNAME={interface}",
-            f"NCCL_DEBUG={nccl_debug}",
-            *(name for name in _MPI_EXPORTED if name in main_env),
+            *mpi_exports(interface, nccl_debug),
+            *(name for name in MPI_EXPORTED if name in main_env),
             *custom_exports,
             *_host_exports(main_env, hosts[0], host, layout.host_gpus[host.index]),
         ]
@@ -299,9 +277,6 @@ def mpirun_command(
             command += ["-x", export]
         command += program_command(python, program, host_arguments[index])
     return command
-
-
-SMDDP_SERVER_PORT = 7592  # the SMDataParallelRunner's
 
 
 def smddp_command(
@@ -317,45 +292,23 @@ def smddp_command(
 ) -> list[str]:
     """The SMDataParallelRunner's mpirun: its flags and exactly its exports, no ``SM_*``."""
     per_host = layout.processes_per_host
-    flags, custom_exports, nccl_debug = _split_custom_options(custom_mpi_options)
+    flags, custom_exports, nccl_debug = split_custom_options(custom_mpi_options)
     interface = main_env.get("SM_NETWORK_INTERFACE_NAME", "lo")
-    multi_host = len(hosts) > 1
+    names = [h.name for h in hosts]
+    instance_type = json.loads(main_env.get("SM_RESOURCE_CONFIG", "{}")).get(
+        "current_instance_type", ""
+    )
     command = [
         "mpirun",
-        "--host", ",".join(f"{h.name}:{per_host}" if multi_host else h.name for h in hosts),
-        "--allow-run-as-root",
-        "--tag-output",
-        "--oversubscribe",
-        "-mca", "btl_tcp_if_include", interface,
-        "-mca", "oob_tcp_if_include", interface,
-        "-mca", "plm_rsh_no_tree_spawn", "1",
-        "-mca", "plm_rsh_agent", str(ssh),
-        "-mca", "orte_startup_timeout", "120",
-        "-mca", "pml", "ob1",
-        "-mca", "btl", "^openib",
-        "-mca", "orte_abort_on_non_zero_status", "1",
-        "-mca", "btl_vader_single_copy_mechanism", "none",
-        "-mca", "plm_rsh_num_concurrent", str(len(hosts)),
+        "--host", host_list(names, per_host, always_count=len(hosts) > 1),
+        *smddp_flags(interface, len(hosts)),
+        *_emulation_flags(ssh),
         *flags,
     ]  # fmt: skip
     exported = [
-        f"NCCL_SOCKET_IFNAME={interface}",
-        f"NCCL_DEBUG={nccl_debug}",
-        *(name for name in ("LD_LIBRARY_PATH", "PATH") if name in main_env),
-        "SMDATAPARALLEL_USE_HOMOGENEOUS=1" if multi_host else "SMDATAPARALLEL_USE_SINGLENODE=1",
-        "FI_PROVIDER=efa",
-        "RDMAV_FORK_SAFE=1",
+        *smddp_exports(interface, nccl_debug, names, instance_type, main_env),
         *custom_exports,
     ]
-    if multi_host:
-        instance_type = json.loads(main_env.get("SM_RESOURCE_CONFIG", "{}")).get(
-            "current_instance_type", ""
-        )
-        exported += [
-            f"SMDATAPARALLEL_SERVER_ADDR={hosts[0].name}",
-            f"SMDATAPARALLEL_SERVER_PORT={SMDDP_SERVER_PORT}",
-            f"SAGEMAKER_INSTANCE_TYPE={instance_type}",
-        ]
     for index, host in enumerate(hosts):
         if index:
             command.append(":")

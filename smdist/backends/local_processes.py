@@ -6,7 +6,8 @@ host's whole process tree). The supervisor then watches:
 - a process exiting non-zero fails the job: every other host is stopped;
 - ``max_run`` seconds after the start the job is stopped (SageMaker: MaxRuntimeExceeded);
 - no output from any process for ``stall_timeout`` seconds fails the job as hung;
-- ``request_stop()`` (Ctrl-C, SIGTERM, ``Job.stop()``) stops it.
+- ``request_stop()`` (Ctrl-C, SIGTERM, ``Job.stop()``) stops it, and so does the stop-request
+  file appearing in the job's directory (``smdist stop NAME`` from another process).
 
 Stopping is SageMaker's: SIGTERM (the host init process delivers it to the training processes
 and SIGKILLs what is left after the grace period), then, should an init process itself not
@@ -33,6 +34,21 @@ KILL_MARGIN = 5.0  # seconds past the grace period before smdist kills an init p
 POLL_SECONDS = 0.05
 
 FAILURE, STALL, MAX_RUN, REQUESTED = "failure", "stall", "max_run", "requested"
+STOP_FILE = "stop-requested"  # in the job directory: another process asks for a stop
+
+
+def process_identity(pid: int | None = None) -> list[int] | None:
+    """[pid, start time in clock ticks since boot] of a live process: it names that process
+    even after the pid is reused (``job.json`` records the supervising process this way)."""
+    pid = os.getpid() if pid is None else pid
+    try:
+        raw = (proctree.PROC / str(pid) / "stat").read_bytes()
+    except OSError:
+        return None
+    fields = raw[raw.rfind(b")") + 2 :].split()  # field 3 (state) onwards; 22 is the start
+    if len(fields) < 20 or fields[0] == b"Z":
+        return None
+    return [pid, int(fields[19])]
 
 
 @dataclass
@@ -72,6 +88,7 @@ class Supervisor:
         grace: float,
         max_run: float | None,
         stall_timeout: float | None,
+        stop_file: Path | None = None,
     ) -> None:
         self.commands = commands
         self.log = log
@@ -80,6 +97,7 @@ class Supervisor:
         self.grace = grace
         self.max_run = max_run
         self.stall_timeout = stall_timeout
+        self.stop_file = stop_file
         self.hosts: list[HostProcess] = []
         self._stop_requested = threading.Event()
         self._kill_requested = threading.Event()
@@ -173,7 +191,7 @@ class Supervisor:
         return outcome
 
     def _stop_reason(self, now: float, start: float) -> tuple[str, str] | None:
-        if self._stop_requested.is_set():
+        if self._stop_requested.is_set() or (self.stop_file and self.stop_file.exists()):
             return REQUESTED, "stop requested"
         if self.max_run is not None and now - start >= self.max_run:
             return MAX_RUN, f"the job ran for max_run = {self.max_run:g} s"

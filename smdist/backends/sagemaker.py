@@ -1,4 +1,8 @@
-"""Real SageMaker training jobs, submitted through the SageMaker Python SDK 2.x estimators.
+"""Real SageMaker training jobs: as SDK v3 sends them when it is installed, else through v2.
+
+With the SageMaker Python SDK 3.x installed (``smdist[sagemaker]``) ``launch`` and ``dry_run``
+hand over to ``sagemaker_v3_submit``. With 2.x (``smdist[sagemaker-v2]``) the job goes through
+the estimators, as below.
 
 ``launch(plan)`` ships the code once per distinct content: the bundle's content digest names
 the S3 object (``s3://<bucket>/smdist/source/<digest>/sourcedir.tar.gz``), a HeadObject finds
@@ -69,12 +73,12 @@ class DryRun:
 
 
 # ---- resolution of the account-specific parts --------------------------------------------------
-def _role(plan: Plan, role: str | None) -> str | None:
+def resolve_role(plan: Plan, role: str | None) -> str | None:
     return plan.spec.role or role or os.environ.get(ROLE_VARIABLE) or None
 
 
-def _require_role(plan: Plan, role: str | None) -> str:
-    resolved = _role(plan, role)
+def require_role(plan: Plan, role: str | None) -> str:
+    resolved = resolve_role(plan, role)
     if resolved:
         return resolved
     try:  # inside SageMaker notebooks and Studio the execution role is known
@@ -94,6 +98,24 @@ def _require_role(plan: Plan, role: str | None) -> str:
                 )
             ]
         ) from None
+
+
+def resolve_region(spec: Any, region: str | None) -> str:
+    """The region a dry run shows: given, the spec's, the AWS environment's, or a placeholder."""
+    return (
+        region
+        or spec.region
+        or os.environ.get("AWS_REGION")
+        or os.environ.get("AWS_DEFAULT_REGION")
+        or "<region>"
+    )
+
+
+def sdk_v3_installed() -> bool:
+    """Whether the installed SageMaker Python SDK is 3.x: jobs then go out as v3 sends them."""
+    from smdist.backends.sagemaker_v3 import sdk_version
+
+    return (sdk_version() or "").startswith("3.")
 
 
 def _output_kms_key(plan: Plan) -> str | None:
@@ -172,12 +194,26 @@ def launch(
     boto_session: Any = None,
     poll_seconds: float = DEFAULT_POLL_SECONDS,
 ) -> SageMakerJob:
-    """Upload the code if it is new, create the training job, return it (not waiting)."""
+    """Upload the code if it is new, create the training job, return it (not waiting).
+
+    With SDK v3 installed the job is v3's (``sagemaker_v3_submit``); with v2, an estimator's.
+    """
+    if sdk_v3_installed():
+        from smdist.backends import sagemaker_v3_submit
+
+        return sagemaker_v3_submit.launch(
+            plan,
+            bucket=bucket,
+            role=role,
+            region=region,
+            boto_session=boto_session,
+            poll_seconds=poll_seconds,
+        )
     spec = plan.spec
     request_.check_cloud_spec(spec)
     entries = packaging.bundle(plan)  # bad source_dir / entry point fails before any AWS call
     boto = sdk.boto_session(region or spec.region, boto_session)
-    job_role = _require_role(plan, role)
+    job_role = require_role(plan, role)
     session = sdk.sagemaker_session(boto, bucket or os.environ.get(BUCKET_VARIABLE))
     with sdk.contained():
         job_bucket = session.default_bucket()
@@ -223,20 +259,20 @@ def dry_run(
     **_ignored: Any,
 ) -> DryRun:
     """The request ``launch`` would send, with no AWS call and no credentials needed."""
+    if sdk_v3_installed():
+        from smdist.backends import sagemaker_v3_submit
+
+        return sagemaker_v3_submit.dry_run(
+            plan, bucket=bucket, role=role, region=region, job_name=job_name
+        )
     spec = plan.spec
     request_.check_cloud_spec(spec)
     entries = packaging.bundle(plan)
     digest = packaging.content_digest(entries)
     job_bucket = bucket or os.environ.get(BUCKET_VARIABLE) or "<default bucket>"
-    job_region = (
-        region
-        or spec.region
-        or os.environ.get("AWS_REGION")
-        or os.environ.get("AWS_DEFAULT_REGION")
-        or "<region>"
-    )
+    job_region = resolve_region(spec, region)
     code_uri = request_.source_uri(job_bucket, digest)
-    job_role = _role(plan, role) or "<role>"
+    job_role = resolve_role(plan, role) or "<role>"
     submission = plan.bind(
         job_name=job_name or unique_job_name(spec.name),
         region=job_region,

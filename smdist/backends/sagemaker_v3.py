@@ -3,10 +3,10 @@
 SDK v3 (``sagemaker`` 3.x) has no estimators. Its ``ModelTrainer`` runs the job's code through
 its own drivers (``sm_drivers`` channel, ``sm_train.sh``) instead of the image's training
 toolkit, and has typed configs for three launchers only: ``Torchrun``, ``Torchrun(smp=SMP(...))``
-and ``MPI``. This module maps the strategies that have one (PyTorch DDP with either launcher,
-SMP v2, Horovod) and refuses the others (MWMS, smddp, SMP v1) by name, for users who own their
-SDK calls: ``model_trainer(plan, ...)`` returns a configured ModelTrainer that has not been
-submitted — ``.train()`` is the caller's.
+and ``MPI``. PyTorch DDP (either launcher) and SMP v2 map to ``Torchrun``; MWMS, smddp, SMP v1
+and Horovod run through smdist's own driver (``sagemaker_v3_drivers.SmdistDriver``), shipped
+in the same channel. For users who own their SDK calls, ``model_trainer(plan, ...)`` returns a
+configured ModelTrainer that has not been submitted: ``.train()`` is the caller's.
 
 The SDK is imported inside the functions: ``import smdist`` stays light, and this module imports
 with SDK v2 installed (v2 and v3 cannot be installed together).
@@ -14,7 +14,6 @@ with SDK v2 installed (v2 and v3 cannot be installed together).
 
 from __future__ import annotations
 
-import shlex
 import shutil
 import tempfile
 import weakref
@@ -22,24 +21,20 @@ from importlib import metadata
 from typing import Any
 
 from smdist import packaging
+from smdist.backends import sagemaker_v3_request as v3_request
+from smdist.backends.sagemaker_v3_drivers import distributed_object, source_code
+from smdist.backends.sagemaker_v3_request import driver_config, plan_driver_config
 from smdist.cluster import Cluster
 from smdist.errors import Problem, SpecError
 from smdist.planning import Plan
 from smdist.runtime.metrics import metric_definitions
-from smdist.strategies import MWMS, SDDP, Horovod, PyTorchDDP, SMPv1, SMPv2, Strategy
+from smdist.strategies import PyTorchDDP, Strategy
 
 # The SDK's "defaults" config, given explicitly: telemetry off, and no config file of the
 # user's (~/.config/sagemaker) can change the job behind the plan's back.
 SDK_CONFIG: dict[str, Any] = {
     "SchemaVersion": "1.0",
     "SageMaker": {"PythonSDK": {"Modules": {"TelemetryOptOut": True}}},
-}
-SUPPORTED = "pytorch_ddp, horovod, or sdmp with version: 2"
-# What SDK v3 lacks, by strategy: the launcher SageMaker's framework containers use for it.
-_NO_V3_CONFIG = {
-    MWMS: "TF_CONFIG for MultiWorkerMirroredStrategy",
-    SDDP: "mpirun + smddprun for smdistributed.dataparallel",
-    SMPv1: "mpirun for smdistributed.modelparallel v1",
 }
 
 
@@ -69,61 +64,32 @@ def require_sdk_v3() -> None:
 
 
 # ---- distributed= --------------------------------------------------------------------------
-def _refuse(strategy: Strategy) -> SpecError:
-    label = strategy.kind if not isinstance(strategy, SMPv1) else "sdmp (version 1)"
-    launcher = _NO_V3_CONFIG[type(strategy)]
-    return SpecError(
-        [
-            Problem(
-                "strategy.kind",
-                f"the SageMaker Python SDK v3 has no distributed config for {label} (no "
-                f"{launcher}); ModelTrainer can run it only with smdist's own driver shipped "
-                "with the code, which this version does not provide",
-                label,
-                f"{SUPPORTED}; or submit {label} through the SDK v2 estimators",
-            )
-        ]
-    )
-
-
 def model_trainer_distributed(strategy: Strategy, cluster: Cluster) -> Any:
     """The SDK v3 ``distributed=`` object for ``strategy`` on ``cluster``, after checking both.
 
     PyTorch DDP (either launcher) -> ``Torchrun``; SMP v2 -> ``Torchrun(smp=SMP(...))`` with
-    the settings smdist renders in ``mp_parameters``; Horovod -> ``MPI``. MWMS, smddp and
-    SMP v1 raise SpecError: v3 has no launcher for them. Processes per host are always stated,
-    never left to the driver's GPU count.
+    the settings smdist renders in ``mp_parameters``. MWMS, smddp, SMP v1 and Horovod ->
+    smdist's own driver (``SmdistDriver``), which launches them as the training toolkit does.
+    Processes per host are always stated, never left to the driver's GPU count.
     """
     errors = [p for p in strategy.check(cluster) if p.severity == "error"]
     if errors:
         raise SpecError(errors)
-    if type(strategy) in _NO_V3_CONFIG:
-        raise _refuse(strategy)
+    if isinstance(strategy, PyTorchDDP) and strategy.max_restarts:
+        raise SpecError(
+            [
+                Problem(
+                    "strategy.max_restarts",
+                    "SDK v3's Torchrun driver starts torchrun without --max-restarts, so "
+                    "the workers would not be restarted",
+                    strategy.max_restarts,
+                    "0, or submit through the SDK v2 estimators (smdist's torchrun "
+                    "launcher restarts)",
+                )
+            ]
+        )
     require_sdk_v3()
-    from sagemaker.train.distributed import MPI, SMP, Torchrun
-
-    per_host = strategy.resolve_processes_per_host(cluster)
-    if isinstance(strategy, PyTorchDDP):
-        if strategy.max_restarts:
-            raise SpecError(
-                [
-                    Problem(
-                        "strategy.max_restarts",
-                        "SDK v3's Torchrun driver starts torchrun without --max-restarts, so "
-                        "the workers would not be restarted",
-                        strategy.max_restarts,
-                        "0, or submit through the SDK v2 estimators (smdist's torchrun "
-                        "launcher restarts)",
-                    )
-                ]
-            )
-        return Torchrun(process_count_per_node=per_host)
-    if isinstance(strategy, SMPv2):
-        return Torchrun(process_count_per_node=per_host, smp=SMP(**strategy.parameters()))
-    if isinstance(strategy, Horovod):
-        options = shlex.split(strategy.custom_mpi_options) or None
-        return MPI(process_count_per_node=per_host, mpi_additional_options=options)
-    raise _refuse(strategy)  # pragma: no cover - every strategy is handled above
+    return distributed_object(driver_config(strategy, cluster))
 
 
 # ---- the ModelTrainer ----------------------------------------------------------------------
@@ -183,16 +149,12 @@ def training_image(plan: Plan, region: str) -> str:
 
 def _source_code(plan: Plan, code_s3_uri: str | None, keep: list[str]) -> Any:
     """The SourceCode: the bundle already in S3, or staged into a directory v3 uploads."""
-    from sagemaker.core.training.configs import SourceCode
-
     if code_s3_uri:
-        source_dir = code_s3_uri
-    else:
-        source_dir = tempfile.mkdtemp(prefix="smdist-v3-code-")
-        keep.append(source_dir)
-        packaging.stage(plan, source_dir)  # smdist's file list: ignore rules, no secrets
-    # ignore_patterns=[]: the bundle is already smdist's exact file list.
-    return SourceCode(source_dir=source_dir, entry_script=plan.entry_point, ignore_patterns=[])
+        return source_code(plan, code_s3_uri)
+    source_dir = tempfile.mkdtemp(prefix="smdist-v3-code-")
+    keep.append(source_dir)
+    packaging.stage(plan, source_dir)  # smdist's file list: ignore rules, no secrets
+    return source_code(plan, source_dir)
 
 
 def _channels(plan: Plan) -> list[Any]:
@@ -266,7 +228,8 @@ def trainer_kwargs(plan: Plan, *, bucket: str, region: str) -> dict[str, Any]:
         "networking": networking,
         "checkpoint_config": checkpoint,
         "input_data_config": _channels(plan) or None,
-        "hyperparameters": dict(plan.hyperparameters),  # exactly the user's
+        # Exactly the user's, plus mp_parameters for SMP (v3 adds v2's itself; v1's is ours).
+        "hyperparameters": v3_request.hyperparameters(plan),
         "environment": dict(plan.environment),  # the user's, plus smdist's SMDIST_* settings
         "tags": [Tag(key=k, value=v) for k, v in spec.tags.items()] or None,
     }
@@ -293,7 +256,8 @@ def model_trainer(
     """
     require_sdk_v3()
     spec = plan.spec
-    distributed = model_trainer_distributed(spec.strategy, spec.cluster)
+    model_trainer_distributed(spec.strategy, spec.cluster)  # refuses what v3 cannot run
+    distributed = distributed_object(plan_driver_config(plan))  # with the plan's program
     job_role = role or spec.role
     if not job_role:
         raise SpecError(

@@ -1,6 +1,7 @@
 """The SDK v3 ModelTrainer smdist configures sends the job the Plan describes.
 
-For PyTorch DDP (both launchers), SMP v2 and Horovod on two clusters each, the CreateTrainingJob
+For PyTorch DDP (both launchers), SMP v2 and Horovod (smdist's driver) on two clusters each, the
+CreateTrainingJob
 request that v3's ``ModelTrainer.train()`` sends (captured from boto3 on its way to the moto
 server) carries the user's hyperparameters, smdist's environment, the cluster, the stopping
 condition, the channels and the checkpoint config — and the launcher settings v3 writes into
@@ -10,6 +11,7 @@ its ``sm_drivers`` channel (read back from the moto server's S3) are the strateg
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -75,10 +77,18 @@ STRATEGIES: dict[str, tuple[dict[str, Any], dict[str, str], list, str, Any]] = {
         {"kind": "horovod", "custom_mpi_options": "-verbose -x NCCL_DEBUG=INFO"},
         {"image_uri": HOROVOD_IMAGE},
         CLUSTERS,
-        "mpi_driver.py",
+        "smdist_driver.py",
         lambda gpus: {
+            "launcher": "mpirun",
             "process_count_per_node": gpus,
-            "mpi_additional_options": ["-verbose", "-x", "NCCL_DEBUG=INFO"],
+            "mpi_options": "-verbose -x NCCL_DEBUG=INFO",
+            "framework": "pytorch",
+            "toolkit_hyperparameters": {
+                "sagemaker_mpi_enabled": "true",
+                "sagemaker_mpi_num_of_processes_per_host": str(gpus),
+                "sagemaker_mpi_custom_mpi_options": '"-verbose -x NCCL_DEBUG=INFO"',
+                "sagemaker_program": '"pytorch_horovod.py"',
+            },
         },
     ),
 }
@@ -282,32 +292,32 @@ def test_code_already_in_s3_is_not_uploaded_again(
 
 
 @pytest.mark.parametrize(
-    ("strategy", "cluster", "label"),
+    ("strategy", "cluster", "launcher"),
     [
-        ({"kind": "mwms"}, ("ml.g5.xlarge", 2), "mwms"),
-        ({"kind": "sddp"}, ("ml.p4d.24xlarge", 2), "sddp"),
-        ({"kind": "sdmp", "version": 1, "partitions": 2}, ("ml.p4d.24xlarge", 2), "version 1"),
+        ({"kind": "mwms"}, ("ml.g5.xlarge", 2), "tf_config"),
+        ({"kind": "sddp"}, ("ml.p4d.24xlarge", 2), "smddp"),
+        ({"kind": "sdmp", "version": 1, "partitions": 2}, ("ml.p4d.24xlarge", 2), "mpirun"),
+        ({"kind": "horovod"}, ("ml.g5.12xlarge", 2), "mpirun"),
     ],
-    ids=["mwms", "sddp", "smp-v1"],
+    ids=["mwms", "sddp", "smp-v1", "horovod"],
 )
-def test_strategies_without_a_v3_config_are_refused_by_name(strategy, cluster, label, aws):
-    code = (
-        {"framework_version": "2.14", "py_version": "py310"} if strategy["kind"] == "mwms" else {}
-    )
+def test_strategies_v3_cannot_launch_get_smdists_driver(strategy, cluster, launcher, aws):
     spec = JobSpec.from_dict(
         {
-            "name": "v3-refused",
+            "name": "v3-driver",
             "strategy": strategy,
             "cluster": {"instance_type": cluster[0], "instance_count": cluster[1]},
-            "code": {"image_uri": DLC, **code},
+            "code": {"image_uri": DLC},
         }
     )
-    with pytest.raises(SpecError) as raised:
-        v3.model_trainer(plan(spec), role=ROLE, bucket=BUCKET, region=REGION)
-    (problem,) = raised.value.problems
-    assert problem.path == "strategy.kind"
-    assert label in str(problem.value) and "SDK v3 has no distributed config" in problem.message
-    assert "driver" in problem.message
+    distributed = spec.strategy.model_trainer_distributed(spec.cluster)
+    assert type(distributed).__name__ == "SmdistDriver"
+    assert distributed.driver_script == "smdist_driver.py"
+    assert (Path(distributed.driver_dir) / "smdist_driver.py").is_file()
+    assert distributed.launcher == launcher
+    assert distributed.process_count_per_node == spec.strategy.resolve_processes_per_host(
+        spec.cluster
+    )
 
 
 def test_torchrun_restarts_are_refused_not_dropped(aws):
@@ -328,7 +338,7 @@ def test_no_image_and_no_version_asks_for_image_uri(aws):
 
 
 def test_distributed_objects_for_users_who_own_their_sdk_calls(aws):
-    from sagemaker.train.distributed import MPI, Torchrun
+    from sagemaker.train.distributed import Torchrun
 
     spec = job_spec("own", {"kind": "sdmp", "version": 2, "tensor_parallel_degree": 2}, SMP2,
                     "ml.p4d.24xlarge", 2)  # fmt: skip
@@ -338,8 +348,8 @@ def test_distributed_objects_for_users_who_own_their_sdk_calls(aws):
     assert distributed.smp.tensor_parallel_degree == 2
     horovod = job_spec("own", {"kind": "horovod", "processes_per_host": 2}, {}, "ml.g5.12xlarge", 2)
     mpi = v3.model_trainer_distributed(horovod.strategy, horovod.cluster)
-    assert isinstance(mpi, MPI)
-    assert (mpi.process_count_per_node, mpi.mpi_additional_options) == (2, None)
+    # Not v3's MPI: its driver passes the per-host count as -np, so ranks stay on one host.
+    assert (mpi.launcher, mpi.process_count_per_node, mpi.mpi_options) == ("mpirun", 2, "")
 
 
 def test_each_strategy_offers_its_v3_object_as_it_offers_its_v2_distribution(aws):

@@ -1,13 +1,17 @@
-"""Every strategy notebook runs top to bottom against the local backend.
+"""The strategy notebooks are stored executed, and a fresh run still gives what they show.
 
-The notebooks plan the job, run it on two emulated hosts, check the loss fell and open the
-model archive; the SageMaker cell falls back to the dry run when no AWS settings are present.
+The stored cells must be the template's (``notebooks/build_notebooks.py``); their outputs must
+be free of run-specific values; and running each notebook against the local backend must give
+outputs of the same shape as the stored ones — the same cells with outputs, the same output
+types and mime types (the plan's HTML, the loss plot's PNG) and the same key lines — not the
+same bytes: losses (and so the plot's pixels) are not promised to repeat across machines.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import shutil
+import base64
+import copy
+import re
 import sys
 from pathlib import Path
 
@@ -19,52 +23,114 @@ nbclient = pytest.importorskip("nbclient")
 NOTEBOOKS_DIR = Path(__file__).resolve().parents[2] / "notebooks"
 sys.path.insert(0, str(NOTEBOOKS_DIR))
 import build_notebooks  # noqa: E402
+import notebook_run  # noqa: E402
 
-NEEDS = {
-    "02_mwms.ipynb": ("tensorflow", "tf_keras"),
-    "03_horovod.ipynb": ("horovod",),
-}
-AWS_VARIABLES = (
-    "AWS_ACCESS_KEY_ID",
-    "AWS_SECRET_ACCESS_KEY",
-    "AWS_SESSION_TOKEN",
-    "AWS_PROFILE",
-    "SMDIST_ROLE",
+NAMES = [n.file for n in build_notebooks.NOTEBOOKS]
+STALE = "run python notebooks/build_notebooks.py --execute"
+# Lines every run prints, whatever the losses and the job name's suffix.
+KEY_LINES = (
+    re.compile(r"^\S+-notebook-\S+ Completed$"),
+    re.compile(r"^loss fell from \d+\.\d+ at step \d+ to \d+\.\d+ at step \d+ \(\d+ metric"),
+    re.compile(r"^\.smdist/jobs/\S+/output/model\.tar\.gz$"),
+    re.compile(r"^No AWS settings: not submitting\. The request would be:$"),
 )
+STRATEGY_ROW = re.compile(r">strategy</th><td>([^<]+)</td>")
+# What a machine or a run would leak into a stored output.
+LEAKS = re.compile(r"file://|(?<![\w.<])/(?:tmp|home|Users|root|var|private)/|smdist-notebook-")
 
 
-def test_committed_notebooks_match_their_template():
-    for notebook in build_notebooks.NOTEBOOKS:
-        committed = (NOTEBOOKS_DIR / notebook.file).read_text()
-        assert committed == build_notebooks.render(notebook), (
-            f"{notebook.file} is stale: run python notebooks/build_notebooks.py"
+def _stored(name: str):
+    return nbformat.read(NOTEBOOKS_DIR / name, as_version=4)
+
+
+def _code_cells(notebook) -> list:
+    return [cell for cell in notebook.cells if cell.cell_type == "code"]
+
+
+def _shape(notebook) -> list[tuple[str, list[tuple[str, str | None, tuple[str, ...]]]]]:
+    """Per code cell: each output's type, stream name and mime types, in order."""
+    return [
+        (
+            cell.id,
+            [
+                (output.output_type, output.get("name"), tuple(sorted(output.get("data", {}))))
+                for output in cell.outputs
+            ],
         )
+        for cell in _code_cells(notebook)
+    ]
+
+
+def _text(notebook) -> str:
+    """Every text output (streams, text/* data), pictures left out."""
+    return "\n".join(
+        "\n".join(
+            [str(output.get("text", ""))]
+            + [str(v) for mime, v in output.get("data", {}).items() if mime.startswith("text/")]
+        )
+        for cell in _code_cells(notebook)
+        for output in cell.outputs
+    )
+
+
+def _mimes(notebook) -> set[str]:
+    return {mime for _, outputs in _shape(notebook) for *_, mimes in outputs for mime in mimes}
+
+
+def _key_lines(notebook) -> list[str]:
+    lines = [line.strip() for line in _text(notebook).splitlines()]
+    found = [p.pattern for p in KEY_LINES if any(p.search(line) for line in lines)]
+    return found + STRATEGY_ROW.findall(_text(notebook))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_stored_cells_are_the_template(name):
+    template = build_notebooks.build(build_notebooks.NOTEBOOKS[NAMES.index(name)])
+    stored = _stored(name)
+    assert build_notebooks.sources(stored) == build_notebooks.sources(template), (
+        f"{name} is stale: {STALE}"
+    )
+    assert stored.metadata["kernelspec"] == template.metadata["kernelspec"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_stored_notebook_is_executed_and_clean(name):
+    stored = _stored(name)
+    cells = _code_cells(stored)
+    assert [c.execution_count for c in cells] == list(range(1, len(cells) + 1)), (
+        f"{name} is not stored executed top to bottom: {STALE}"
+    )
+    assert len(_key_lines(stored)) == len(KEY_LINES) + 1, f"{name} lacks its key lines: {STALE}"
+    pictures = [
+        o.data["image/png"] for c in cells for o in c.outputs if "image/png" in o.get("data", {})
+    ]
+    assert len(pictures) == 1, f"{name} should store exactly one loss plot"
+    assert base64.b64decode(pictures[0]).startswith(b"\x89PNG\r\n\x1a\n")
+    assert "text/html" in _mimes(stored), f"{name} should store the plan's HTML display"
+    text = _text(stored) + str(stored.metadata)
+    leaks = sorted({m.group(0) for m in LEAKS.finditer(text)})
+    homes = [str(Path.home())] if len(Path.home().parts) > 1 else []
+    leaks += [p for p in (str(NOTEBOOKS_DIR.parent), *homes) if p in text]
+    assert not leaks, f"{name} stores run-specific paths {leaks}: {STALE}"
+    assert not notebook_run.JOB_SUFFIX.search(text), f"{name} stores a real job name"
 
 
 @pytest.mark.integration
 @pytest.mark.torch
-@pytest.mark.parametrize("name", [n.file for n in build_notebooks.NOTEBOOKS])
-def test_notebook_runs_against_the_local_backend(name, tmp_path, monkeypatch):
-    for module in NEEDS.get(name, ()):
-        if importlib.util.find_spec(module) is None:
-            pytest.skip(f"{module} is not installed")
-    for variable in AWS_VARIABLES:
+@pytest.mark.parametrize("name", NAMES)
+def test_fresh_run_has_the_stored_shape(name, tmp_path, monkeypatch):
+    notebook_spec = build_notebooks.NOTEBOOKS[NAMES.index(name)]
+    missing = build_notebooks.missing_modules(notebook_spec)
+    if missing:
+        pytest.skip(f"{', '.join(missing)} not installed")
+    for variable in notebook_run.AWS_VARIABLES:
         monkeypatch.delenv(variable, raising=False)
-    shutil.copy(NOTEBOOKS_DIR / name, tmp_path / name)
-    notebook = nbformat.read(tmp_path / name, as_version=4)
-    client = nbclient.NotebookClient(
-        notebook,
-        timeout=600,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(tmp_path)}},
-    )
-    client.execute()
-    outputs = "".join(
-        output.get("text", "")
-        for cell in notebook.cells
-        if cell.cell_type == "code"
-        for output in cell.get("outputs", [])
-    )
-    assert "Completed" in outputs
-    assert "model.tar.gz" in outputs
-    assert "No AWS settings" in outputs
+    stored = _stored(name)
+    fresh = copy.deepcopy(stored)
+    for cell in _code_cells(fresh):
+        cell.outputs, cell.execution_count = [], None
+    notebook_run.execute(fresh, tmp_path)  # raises CellExecutionError if a cell fails
+
+    assert _shape(fresh) == _shape(stored), f"{name}'s outputs changed shape: {STALE}"
+    assert _key_lines(fresh) == _key_lines(stored), f"{name}'s key lines changed: {STALE}"
+    assert (tmp_path / ".smdist" / "jobs").is_dir()  # the job ran in the notebook's directory

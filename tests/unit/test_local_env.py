@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from smdist.backends.local_environment import (
+from smdist.runtime.container_contract import (
     HostConfig,
     Machine,
     command_line_arguments,

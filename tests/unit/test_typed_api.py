@@ -12,7 +12,7 @@ import yaml
 
 import smdist
 from smdist import Checkpoint, Cluster, Code, JobSpec
-from smdist.backends import _spec_from
+from smdist.fitting import _spec_from
 from smdist.errors import SpecError
 from smdist.spec import Input, as_job_spec
 from smdist.strategies import MWMS, SDDP, SDMP, Horovod, PyTorchDDP, SMPv1, SMPv2

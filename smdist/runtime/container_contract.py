@@ -1,4 +1,9 @@
-"""The SM_* environment and arguments a SageMaker training container gives the user's script.
+"""The SageMaker training container's contract: config files, SM_* environment, arguments.
+
+One module, standard library only, used on both sides: the local backend writes each emulated
+host's config files and environment with it, ``smdist plan --hosts`` shows them, and it ships
+with the job's code (under ``smdist.runtime``) so smdist's SDK v3 driver gives a rank in a real
+container what the training toolkit would.
 
 The SageMaker training toolkit reads three files under ``/opt/ml/input/config`` and derives
 every ``SM_*`` variable and the ``--name value`` arguments from them. The local backend writes

@@ -1,0 +1,178 @@
+"""Real SageMaker training jobs, as SDK v3's ``ModelTrainer`` would submit them.
+
+The ``sagemaker`` backend comes here when the installed SageMaker Python SDK is 3.x. The request
+is v3's, field for field (``sagemaker_v3_request``; ``tests/aws_v3`` compares it with what
+``ModelTrainer.train()`` sends), and so are the two channels the container reads: the code, and
+the drivers v3 would upload (``sagemaker_v3_drivers.write_drivers``). What differs is the cost:
+both channels live under content-addressed S3 keys (``smdist/source/<digest>/sourcedir.tar.gz``,
+``smdist/drivers/<digest>/``), found by one HeadObject each and uploaded only when new, where
+``train()`` uploads both again for every job, creates its bucket in a dry run, and names jobs by
+the second. The request goes out with boto3's CreateTrainingJob, the call v3 itself makes.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from smdist import packaging
+from smdist.backends import sagemaker_request as request_
+from smdist.backends import sagemaker_v3 as v3
+from smdist.backends import sagemaker_v3_request as v3_request
+from smdist.backends.job_names import unique_job_name
+from smdist.backends.sagemaker_job import DEFAULT_POLL_SECONDS, SageMakerJob
+from smdist.planning import Plan
+from smdist.runtime.metrics import metric_definitions
+
+ESTIMATOR = "ModelTrainer (SageMaker Python SDK v3)"
+_NAME_ATTEMPTS = 3
+_LAST_DRIVER_FILE = "sm_train.sh"  # uploaded last: its presence means the prefix is complete
+
+
+def _missing(s3: Any, bucket: str, key: str) -> bool:
+    from botocore.exceptions import ClientError
+
+    try:
+        s3.head_object(Bucket=bucket, Key=key)
+        return False
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") not in ("404", "NoSuchKey", "NotFound"):
+            raise
+        return True
+
+
+def upload_drivers(
+    boto_session: Any, plan: Plan, bucket: str, code_uri: str, kms_key: str | None = None
+) -> tuple[str, int]:
+    """The drivers' S3 prefix for this job, and the bytes uploaded (0 when already there)."""
+    digest = v3_request.drivers_digest(plan, v3.sdk_version() or "", code_uri)
+    uri = v3_request.drivers_uri(bucket, digest)
+    prefix = uri[len(f"s3://{bucket}/") :]
+    s3 = boto_session.client("s3")
+    if not _missing(s3, bucket, f"{prefix}/{_LAST_DRIVER_FILE}"):
+        return uri, 0
+    extra = {"ServerSideEncryption": "aws:kms", "SSEKMSKeyId": kms_key} if kms_key else None
+    uploaded = 0
+    with tempfile.TemporaryDirectory(prefix="smdist-drivers-") as tmp:
+        root = Path(tmp)
+        from smdist.backends.sagemaker_v3_drivers import write_drivers
+
+        write_drivers(plan, code_uri, root)
+        files = sorted(p for p in root.rglob("*") if p.is_file())
+        files.sort(key=lambda p: p.name == _LAST_DRIVER_FILE)
+        for path in files:
+            key = f"{prefix}/{path.relative_to(root).as_posix()}"
+            s3.upload_file(str(path), bucket, key, ExtraArgs=extra)
+            uploaded += path.stat().st_size
+    return uri, uploaded
+
+
+def render(
+    plan: Plan, *, job_name: str, role: str, bucket: str, region: str, code_uri: str, drivers: str
+) -> dict[str, Any]:
+    return v3_request.create_training_job_request(
+        plan,
+        job_name=job_name,
+        role=role,
+        bucket=bucket,
+        image=v3.training_image(plan, region),
+        code_uri=code_uri,
+        drivers=drivers,
+        metric_definitions=metric_definitions(),
+    )
+
+
+def launch(
+    plan: Plan,
+    *,
+    bucket: str | None = None,
+    role: str | None = None,
+    region: str | None = None,
+    boto_session: Any = None,
+    poll_seconds: float = DEFAULT_POLL_SECONDS,
+) -> SageMakerJob:
+    """Upload what is new, create the training job, return it (not waiting)."""
+    from smdist.backends import sagemaker as backend
+    from smdist.backends import sagemaker_sdk as sdk
+
+    spec = plan.spec
+    request_.check_cloud_spec(spec)
+    entries = packaging.bundle(plan)  # bad source_dir / entry point fails before any AWS call
+    boto = sdk.boto_session(region or spec.region, boto_session)
+    job_role = backend.require_role(plan, role)
+    job_bucket = bucket or os.environ.get(backend.BUCKET_VARIABLE)
+    if not job_bucket:
+        job_bucket = v3.sagemaker_session(boto, "").default_bucket()
+    kms = plan.estimator_kwargs.get("output_kms_key")
+    upload = backend.upload_source(boto, job_bucket, entries, kms)
+    drivers, driver_bytes = upload_drivers(boto, plan, job_bucket, upload.uri, kms)
+    client = boto.client("sagemaker")
+    for attempt in range(_NAME_ATTEMPTS):
+        name = unique_job_name(spec.name)
+        request = render(
+            plan,
+            job_name=name,
+            role=job_role,
+            bucket=job_bucket,
+            region=boto.region_name,
+            code_uri=upload.uri,
+            drivers=drivers,
+        )
+        try:
+            client.create_training_job(**request)
+        except client.exceptions.ResourceInUse:
+            if attempt + 1 < _NAME_ATTEMPTS:
+                continue
+            raise
+        return SageMakerJob(
+            name,
+            boto,
+            plan=plan,
+            poll_seconds=poll_seconds,
+            source_uri=upload.uri,
+            uploaded_bytes=upload.uploaded_bytes + driver_bytes,
+        )
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def dry_run(
+    plan: Plan,
+    *,
+    bucket: str | None = None,
+    role: str | None = None,
+    region: str | None = None,
+    job_name: str | None = None,
+) -> Any:
+    """The request ``launch`` would send: no AWS call, no upload, no credentials needed."""
+    from smdist.backends import sagemaker as backend
+
+    spec = plan.spec
+    request_.check_cloud_spec(spec)
+    entries = packaging.bundle(plan)
+    digest = packaging.content_digest(entries)
+    job_bucket = bucket or os.environ.get(backend.BUCKET_VARIABLE) or "<default bucket>"
+    job_region = backend.resolve_region(spec, region)
+    code_uri = request_.source_uri(job_bucket, digest)
+    drivers_digest = v3_request.drivers_digest(plan, v3.sdk_version() or "", code_uri)
+    request = render(
+        plan,
+        job_name=job_name or unique_job_name(spec.name),
+        role=backend.resolve_role(plan, role) or "<role>",
+        bucket=job_bucket,
+        region=job_region,
+        code_uri=code_uri,
+        drivers=v3_request.drivers_uri(job_bucket, drivers_digest),
+    )
+    return backend.DryRun(
+        request=request,
+        files=[arcname for _, arcname in entries],
+        source_uri=code_uri,
+        content_digest=digest,
+        estimator=ESTIMATOR,
+        warnings=[str(w) for w in plan.warnings],
+        excluded_secrets=packaging.excluded_secrets(Path(spec.code.source_dir))
+        if spec.code.source_dir
+        else [],
+    )

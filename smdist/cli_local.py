@@ -1,0 +1,245 @@
+"""The command line's local-job side: ``smdist run``'s options, and ``status``, ``logs`` and
+``stop`` for jobs the local backend ran on this machine.
+
+A local job lives in its directory, ``<root>/jobs/<name>/`` (root: ``.smdist`` by default):
+``job.json`` says its status (written when it starts and when it ends, with the process that
+supervises it), ``logs/job.log`` holds every line prefixed by its host. ``status``/``logs``/
+``stop NAME`` look there first (NAME may also be the job directory's path); with
+``--backend auto`` a name found nowhere here is a SageMaker job.
+
+A stop is asked of the supervising process (the one that ran ``smdist run`` or ``smdist.fit``)
+by a file in the job directory, so the job stops as any local job stops (SIGTERM to the
+training processes, SIGKILL after the job's grace period) and ends with status Stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from smdist.errors import Problem, SpecError
+
+LOCAL_ROOT = Path(".smdist")
+BACKENDS = ("auto", "local", "sagemaker")
+RECORD = "job.json"
+FINISHED = ("Completed", "Failed", "Stopped")
+BackendOption = Annotated[
+    str,
+    typer.Option(
+        help="auto: the local job of that name under --root (or at that path) if there is one, "
+        "else the SageMaker job; local; sagemaker"
+    ),
+]
+RootOption = Annotated[Path, typer.Option(help="where local jobs are kept (smdist run --root)")]
+
+
+# ---- smdist run: --set name=value ----------------------------------------------------------
+def _assignment(text: str) -> tuple[str, object]:
+    """``name=value`` with the value read as YAML (``1`` -> 1, ``true`` -> True, ``[1, 2]``)."""
+    import yaml
+
+    from smdist.yaml_text import StrictYamlError, parse_untrusted
+
+    name, equals, raw = text.partition("=")
+    if not equals or not name.strip():
+        raise SpecError(
+            [Problem("--set", "is not name=value", text, "e.g. --set epochs=1 -H max_steps=20")]
+        )
+    try:
+        value = parse_untrusted(raw) if raw.strip() else ""
+    except StrictYamlError as exc:  # an alias bomb or duplicate key: refused, not kept as text
+        inner = exc.path if not exc.path or exc.path.startswith("[") else f".{exc.path}"
+        where = f"hyperparameters.{name.strip()}{inner}"
+        raise SpecError([Problem(where, exc.message, None, exc.valid)]) from None
+    except yaml.YAMLError:
+        value = raw
+    return name.strip(), value
+
+
+def local_spec(path: Path, assignments: list[str]):
+    """The job file with ``--set`` overrides of its hyperparameters."""
+    from smdist.spec import JobSpec, load
+
+    spec = load(path)
+    if not assignments:
+        return spec
+    data = spec.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    data["hyperparameters"] = {**spec.hyperparameters, **dict(map(_assignment, assignments))}
+    return JobSpec.from_dict(data, source=str(path))
+
+
+# ---- status, logs, stop of a local job -------------------------------------------------------
+@dataclass(frozen=True)
+class LocalJobRecord:
+    """A local job as its directory describes it now."""
+
+    job_dir: Path
+    record: dict[str, Any]
+    status: str
+    failure_reason: str | None
+
+    @property
+    def name(self) -> str:
+        return str(self.record.get("name") or self.job_dir.name)
+
+    @property
+    def finished(self) -> bool:
+        return self.status in FINISHED
+
+    @property
+    def model_artifacts(self) -> str | None:
+        return self.record.get("model_artifacts")
+
+    @property
+    def exit_code(self) -> int:
+        """As for a SageMaker job: 1 when it failed or was stopped, else 0."""
+        return 1 if self.status in ("Failed", "Stopped") else 0
+
+    @property
+    def log(self) -> Path:
+        return self.job_dir / "logs" / "job.log"
+
+
+def find_job(name: str, backend: str, root: Path) -> Path | None:
+    """The local job directory ``name`` stands for; None: a SageMaker job (``--backend``)."""
+    if backend not in BACKENDS:
+        raise SpecError([Problem("--backend", "unknown backend", backend, ", ".join(BACKENDS))])
+    if backend == "sagemaker":
+        return None
+    places = [root / "jobs" / name]
+    if "/" in name or name.startswith("."):
+        places.insert(0, Path(name))
+    for place in places:
+        if (place / RECORD).is_file():
+            return place
+    if backend == "local" or len(places) > 1:
+        looked = " and ".join(str(place / RECORD) for place in places)
+        raise SpecError(
+            [
+                Problem(
+                    "job_name",
+                    f"is no local job: there is no {looked}",
+                    name,
+                    f"the name of a job run under {root} (--root), or its directory",
+                )
+            ]
+        )
+    return None
+
+
+def _supervisor_alive(identity: Any) -> bool:
+    from smdist.backends.local_processes import process_identity
+
+    if not (isinstance(identity, list) and len(identity) == 2):
+        return True  # a record without one: trust what it says
+    return process_identity(int(identity[0])) == identity
+
+
+def _load(path: Path) -> dict[str, Any]:
+    for _ in range(20):  # the record is rewritten in place: a read may catch it half done
+        try:
+            record = json.loads(path.read_text())
+            if isinstance(record, dict):
+                return record
+        except ValueError:
+            pass
+        except OSError as error:
+            raise SpecError([Problem(str(path), f"cannot be read: {error}")]) from None
+        time.sleep(0.05)
+    raise SpecError([Problem(str(path), "is not a job record", None, "the job.json smdist wrote")])
+
+
+def read_job(job_dir: Path) -> LocalJobRecord:
+    """The job's record, its status corrected for a stop asked for or a supervisor gone."""
+    from smdist.backends.local_processes import STOP_FILE
+
+    path = job_dir / RECORD
+    record = _load(path)
+    status = str(record.get("status", "InProgress"))
+    reason = record.get("failure_reason")
+    if status not in FINISHED:
+        if not _supervisor_alive(record.get("supervisor")):
+            # Read again: the supervisor writes the outcome just before it exits.
+            record = _load(path)
+            status, reason = str(record.get("status")), record.get("failure_reason")
+            if status not in FINISHED:
+                pid = record["supervisor"][0]
+                status = "Failed"
+                reason = f"the process that ran the job (pid {pid}) ended without an outcome"
+        elif (job_dir / STOP_FILE).exists():
+            status = "Stopping"
+    return LocalJobRecord(job_dir, record, status, reason)
+
+
+def status_lines(job: LocalJobRecord) -> list[str]:
+    hosts = job.record.get("hosts") or []
+    where = f"local: {len(hosts)} host(s) x {job.record.get('processes_per_host')} in {job.job_dir}"
+    lines = [f"{job.name}\t{job.status}\t{where}"]
+    if job.failure_reason:
+        lines.append(f"reason: {job.failure_reason}")
+    if job.status == "Completed" and job.record.get("model_artifacts"):
+        lines.append(f"model: {job.record['model_artifacts']}")
+    return lines
+
+
+def status_document(job: LocalJobRecord) -> dict[str, Any]:
+    return {**job.record, "status": job.status, "failure_reason": job.failure_reason}
+
+
+def log_lines(job: LocalJobRecord, follow: bool) -> Iterator[str]:
+    """``<host[ rRANK]> | <text>`` lines so far; ``follow``: until the job ends."""
+    from smdist.backends.local_logs import follow as follow_log
+
+    if not job.log.is_file():
+        raise SpecError([Problem(str(job.log), "does not exist: the job wrote no log")])
+    yield from follow_log(job.log, lambda: read_job(job.job_dir).finished, follow)
+
+
+def request_stop(job: LocalJobRecord) -> bool:
+    """Ask the supervising process to stop the job; False when it has already ended."""
+    from smdist.backends.local_processes import STOP_FILE
+
+    if job.finished:
+        return False
+    (job.job_dir / STOP_FILE).write_text(f"stop requested at {time.time():.0f}\n")
+    return True
+
+
+def wait_for_end(job_dir: Path, poll: float) -> LocalJobRecord:
+    job = read_job(job_dir)
+    while not job.finished:
+        time.sleep(min(poll, 1.0))
+        job = read_job(job_dir)
+    return job
+
+
+# ---- the commands' local side (each returns the exit code) ----------------------------------
+def show_status(job_dir: Path, as_json: bool) -> int:
+    job = read_job(job_dir)
+    if as_json:
+        typer.echo(json.dumps(status_document(job), indent=2))
+    else:
+        typer.echo("\n".join(status_lines(job)))
+    return job.exit_code
+
+
+def show_logs(job_dir: Path, follow: bool) -> int:
+    for line in log_lines(read_job(job_dir), follow):
+        typer.echo(line)
+    return read_job(job_dir).exit_code if follow else 0
+
+
+def stop(job_dir: Path, console: Any, *, wait: bool, poll: float, report_end) -> None:
+    job = read_job(job_dir)
+    asked = request_stop(job)
+    said = "stop requested" if asked else f"already {job.status}; nothing to stop"
+    console.print(f"{job.name}: {said}", highlight=False, markup=False, soft_wrap=True)
+    if wait and asked:
+        ended = wait_for_end(job_dir, poll)
+        report_end(ended, ended.status)

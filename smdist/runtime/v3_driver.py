@@ -1,0 +1,202 @@
+"""smdist's SDK v3 driver: what the training toolkit does, for the strategies v3 cannot launch.
+
+SDK v3's ``ModelTrainer`` does not run the image's training toolkit: its ``sm_train.sh`` exports
+its own ``SM_*`` set and starts one of its drivers. It has drivers for torchrun and (a
+single-host-only) mpirun, none for TensorFlow MultiWorkerMirrored, smddp, SMP v1 or Horovod
+across hosts. For those smdist ships this driver in the ``sm_drivers`` channel. On every host it
+reads the same three config files the toolkit reads, gives the rank the toolkit's environment
+(``container_contract``: every ``SM_*`` of the toolkit, the user's arguments sorted and built the
+toolkit's way, never smdist's own settings) and then:
+
+- ``tf_config``: writes ``TF_CONFIG`` (every host a worker, port 8890) and runs the script;
+- ``mpirun`` / ``smddp``: every host starts sshd; the first host waits for the others' ssh ports
+  and starts the toolkit's mpirun (``mpi_command``); the others wait for mpirun's daemon to come
+  and go, as the toolkit's workers do.
+
+Standard library only: it runs in any training image, from the job's code channel.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .container_contract import (
+    FRAMEWORK_MODULES,
+    HostConfig,
+    Machine,
+    sm_variables,
+    training_environment,
+)
+from .mpi_command import container_command
+from .tf_config import DEFAULT_PORT, build_tf_config
+
+DRIVER_CONFIG = "/opt/ml/input/data/sm_drivers/distributed.json"
+SSH_PORT = 22
+SSHD = "/usr/sbin/sshd"
+MPI_DAEMONS = ("orted", "prted")
+HOST_WAIT_SECONDS = 300  # v3's own MPI driver waits as long for its workers
+DAEMON_APPEAR_SECONDS = 1800
+
+
+def read_host_config(config_dir: Path, toolkit: Mapping[str, str]) -> HostConfig:
+    """The host's config files, with the toolkit's own ``sagemaker_*`` hyperparameters added:
+    a v3 request carries none, and the toolkit derives ``SM_FRAMEWORK_PARAMS`` and the
+    distribution hosts from them."""
+
+    def load(name: str) -> dict[str, Any]:
+        path = config_dir / name
+        return json.loads(path.read_text()) if path.exists() else {}
+
+    return HostConfig(
+        hyperparameters={**load("hyperparameters.json"), **toolkit},
+        resource_config=load("resourceconfig.json"),
+        input_data_config=load("inputdataconfig.json"),
+    )
+
+
+def gpu_count(environ: Mapping[str, str]) -> int:
+    """v3's environment.py counted the GPUs already (nvidia-smi): reuse its answer."""
+    try:
+        return int(environ.get("SM_NUM_GPUS", "0"))
+    except ValueError:
+        return 0
+
+
+def toolkit_environment(
+    base: Path, config: HostConfig, environ: Mapping[str, str], framework: str
+) -> dict[str, str]:
+    """The rank's environment: the container's, with every ``SM_*`` as the toolkit sets it."""
+    machine = Machine(
+        num_cpus=os.cpu_count() or 1,
+        num_gpus=gpu_count(environ),
+        num_neurons=int(environ.get("SM_NUM_NEURONS", "0") or 0),
+    )
+    job_name = environ.get("TRAINING_JOB_NAME", "")
+    training_env = training_environment(
+        base, config, machine, job_name=job_name, framework_module=FRAMEWORK_MODULES.get(framework)
+    )
+    result = dict(environ)
+    result.update(sm_variables(training_env))
+    result["SM_MODULE_DIR"] = str(Path.cwd())  # the code channel, unpacked by sm_train.sh
+    result.setdefault("SAGEMAKER_JOB_NAME", job_name)
+    result["CURRENT_HOST"] = training_env["current_host"]
+    result["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(Path.cwd()), environ.get("PYTHONPATH", "")) if p
+    )
+    if framework == "pytorch":
+        # The SageMaker PyTorch container sets these for every job.
+        result.setdefault("MASTER_ADDR", training_env["hosts"][0])
+        result.setdefault("MASTER_PORT", "7777")
+    return result
+
+
+def program_argv(program: str, arguments: list[str]) -> list[str]:
+    """A Python script with this interpreter, anything else run directly (never a shell)."""
+    if program.endswith(".py"):
+        return [sys.executable, program, *arguments]
+    return [f"./{program}", *arguments]
+
+
+def _port_open(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=2):
+            return True
+    except OSError:
+        return False
+
+
+def wait_for_ports(hosts: list[str], port: int, timeout: float) -> list[str]:
+    """The hosts whose ``port`` did not open within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    waiting = list(hosts)
+    while waiting and time.monotonic() < deadline:
+        waiting = [host for host in waiting if not _port_open(host, port)]
+        if waiting:
+            time.sleep(1)
+    return waiting
+
+
+def _daemon_running() -> bool:
+    for status in Path("/proc").glob("[0-9]*/comm"):
+        try:
+            if status.read_text().strip() in MPI_DAEMONS:
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def wait_for_mpi_daemon(appear: float = DAEMON_APPEAR_SECONDS, poll: float = 1.0) -> int:
+    """A worker's part: wait for mpirun's daemon to start on this host, then to finish."""
+    deadline = time.monotonic() + appear
+    while not _daemon_running():
+        if time.monotonic() > deadline:
+            print(f"smdist driver: no MPI daemon started here within {appear:.0f} s", flush=True)
+            return 1
+        time.sleep(poll)
+    while _daemon_running():
+        time.sleep(poll)
+    return 0
+
+
+def start_sshd() -> subprocess.Popen | None:
+    if not Path(SSHD).exists():
+        return None
+    return subprocess.Popen([SSHD, "-D"])
+
+
+def run(argv: list[str], env: Mapping[str, str]) -> int:
+    print(f"smdist driver: {json.dumps(argv)}", flush=True)
+    return subprocess.run(argv, env=dict(env), check=False).returncode
+
+
+def main() -> int:
+    settings = json.loads(Path(DRIVER_CONFIG).read_text())
+    launcher = settings["launcher"]
+    base = Path(os.environ.get("SM_INPUT_DIR", "/opt/ml/input")).parent
+    toolkit = dict(settings.get("toolkit_hyperparameters") or {})
+    toolkit.setdefault("sagemaker_program", json.dumps(os.environ["SM_ENTRY_SCRIPT"]))
+    config = read_host_config(base / "input" / "config", toolkit)
+    env = toolkit_environment(base, config, os.environ, settings.get("framework", "pytorch"))
+    hosts = json.loads(env["SM_HOSTS"])
+    current = env["SM_CURRENT_HOST"]
+    program = os.environ["SM_ENTRY_SCRIPT"]
+    arguments = list(json.loads(env["SM_USER_ARGS"]))
+    if launcher == "tf_config":
+        env["TF_CONFIG"] = json.dumps(build_tf_config(hosts, current, DEFAULT_PORT))
+        return run(program_argv(program, arguments), env)
+    if launcher not in ("mpirun", "smddp"):
+        print(f"smdist driver: unknown launcher {launcher!r}", flush=True)
+        return 2
+    sshd = start_sshd()
+    try:
+        if current != hosts[0]:
+            return wait_for_mpi_daemon()
+        missing = wait_for_ports(hosts[1:], SSH_PORT, HOST_WAIT_SECONDS)
+        if missing:
+            print(f"smdist driver: ssh never answered on {', '.join(missing)}", flush=True)
+            return 1
+        command = container_command(
+            launcher,
+            hosts,
+            int(settings["process_count_per_node"]),
+            program_argv(program, arguments),
+            env,
+            custom_options=settings.get("mpi_options") or "",
+        )
+        return run(command, env)
+    finally:
+        if sshd is not None:
+            sshd.terminate()
+
+
+if __name__ == "__main__":  # pragma: no cover - the shipped script calls main()
+    sys.exit(main())

@@ -1,0 +1,388 @@
+"""Run a CreateTrainingJob request's command as SageMaker would, on emulated hosts, without Docker.
+
+SageMaker starts one container per instance of a training job. Each container has its own
+``/opt/ml`` (the channels downloaded under ``input/data/<channel>``, the three config files under
+``input/config``, empty ``model/`` and ``output/``), its own hostname ``algo-K`` that every other
+host resolves, and runs ``AlgorithmSpecification.ContainerEntrypoint + ContainerArguments`` as
+given. SDK v3's ``ModelTrainer`` puts its whole launch logic into that command (``/bin/bash -c
+... sm_train.sh``, which reads ``/opt/ml`` and starts the driver from the ``sm_drivers``
+channel), so a request can only be proven to train by running that command in such a container.
+
+This module does that with Linux namespaces: per host, ``unshare`` gives a private mount table,
+hostname and network; the host's directory is bind-mounted at ``/opt/ml`` (when the
+machine has no ``/opt/ml``, a throw-away overlay on ``/opt`` provides the mount point without
+hiding anything), an ``/etc/hosts`` naming every ``algo-K`` is bind-mounted over the real one,
+each host's ``eth0`` (10.0.0.K) is cabled to one bridge in a namespace of the job's own (so
+every host has its own ports, as on SageMaker, and nothing is added to this machine's network),
+and the command runs verbatim with the request's Environment, a container-like base environment
+and a ``PATH`` whose first entry is the directory of the interpreter that plays the image's
+python.
+
+For drivers that start remote ranks with ``ssh <host> <command>`` (mpirun), an ``ssh`` stand-in
+on ``PATH`` runs the command inside the target host's namespaces (``nsenter``) with that host's
+environment, as sshd would after SageMaker's MPI setup.
+
+Differences from SageMaker: no image (the given interpreter and this machine's tools play it),
+one shared ``/tmp`` and PID space, no GPUs, no route out of the job's network, every channel
+copied (File mode) whatever its InputMode, nothing uploaded back to S3. Needs root, util-linux
+and iproute2.
+
+Usage: ``run_request(request, s3, hosts=2, python=..., root=tmp_path)`` -> ``list[HostResult]``.
+What runs inside each namespace, and the ``ssh`` stand-in, is ``emulated_namespace``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .emulated_namespace import OPT_ML, SYSTEM_PATH
+
+NAMESPACE_PROGRAM = Path(__file__).with_name("emulated_namespace.py").absolute()
+# What a Deep Learning Container's image sets (Dockerfile ENV) and a container runtime adds.
+IMAGE_ENV = {"PYTHONUNBUFFERED": "TRUE", "PYTHONDONTWRITEBYTECODE": "TRUE", "LANG": "C.UTF-8"}
+KILL_GRACE = 5.0
+HOST_SETUP_TIMEOUT = 30.0
+NETWORK_INTERFACE = "eth0"
+
+
+@dataclass(frozen=True)
+class HostResult:
+    """How one emulated host's container ended."""
+
+    host: str  # algo-K
+    returncode: int | None  # None: still running at the timeout, then killed
+    stdout: str
+    stderr: str
+    root: Path  # the directory that was the host's /opt/ml
+    timed_out: bool = False
+    stopped: bool = False  # killed because another host failed (SageMaker stops the job)
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+
+# ---- laying out /opt/ml ----------------------------------------------------------------------
+def _split_s3(uri: str) -> tuple[str, str]:
+    if not uri.startswith("s3://"):
+        raise ValueError(f"channel S3Uri {uri!r} is not an s3:// URI")
+    bucket, _, key = uri[len("s3://") :].partition("/")
+    return bucket, key
+
+
+def channel_objects(s3: Any, uri: str) -> list[tuple[str, str, str]]:
+    """``(bucket, key, path under the channel directory)`` for the S3Prefix ``uri``, by key.
+
+    As SageMaker local mode lands them (``sagemaker.utils.download_folder``): a URI naming one
+    object is that one file (by its base name); otherwise every object whose key starts with
+    the prefix, at the key less the prefix (a leading "/" dropped).
+    """
+    bucket, prefix = _split_s3(uri)
+    found = []
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+        for item in page.get("Contents", []):
+            key = item["Key"]
+            if key == prefix and not key.endswith("/"):
+                return [(bucket, key, key.rsplit("/", 1)[-1])]
+            if not key.endswith("/"):  # "folder" markers are not files
+                found.append((bucket, key, key[len(prefix) :].lstrip("/")))
+    if not found:  # as SageMaker fails the job (ClientError: no objects under the S3 URL)
+        raise ValueError(f"no S3 objects under channel S3Uri {uri!r}")
+    return sorted(found, key=lambda entry: entry[1])
+
+
+def _host_names(count: int) -> list[str]:
+    return [f"algo-{index}" for index in range(1, count + 1)]
+
+
+def _source(channel: dict[str, Any]) -> dict[str, Any]:
+    source = channel["DataSource"].get("S3DataSource") or {}
+    if source.get("S3DataType", "S3Prefix") != "S3Prefix":
+        raise ValueError(f"channel {channel['ChannelName']!r}: only S3Prefix sources are emulated")
+    return source
+
+
+def _checkpoint_dir(request: dict[str, Any]) -> Path | None:
+    """The checkpoint directory relative to /opt/ml, or None without CheckpointConfig."""
+    config = request.get("CheckpointConfig")
+    if not config:
+        return None
+    local = Path(config.get("LocalPath") or "/opt/ml/checkpoints")
+    if OPT_ML not in local.parents:
+        raise ValueError(f"CheckpointConfig.LocalPath {str(local)!r}: only /opt/ml/... emulated")
+    return local.relative_to(OPT_ML)
+
+
+def lay_out_hosts(
+    request: dict[str, Any],
+    s3: Any,
+    *,
+    hosts: int,
+    root: Path,
+    network_interface: str = NETWORK_INTERFACE,
+) -> list[Path]:
+    """Write ``root/algo-K`` as SageMaker fills ``/opt/ml`` of host K; return those directories.
+
+    Channels are downloaded from ``s3`` (a boto3 S3 client): FullyReplicated channels to every
+    host, ShardedByS3Key ones split by sorted key (object i to host i mod N).
+    """
+    # Imported here: the namespace side of this file must not need smdist.
+    from smdist.runtime.container_contract import input_data_config, resource_config
+
+    names, channels = _host_names(hosts), request.get("InputDataConfig") or []
+    sources = {c["ChannelName"]: _source(c) for c in channels}
+    data_config = input_data_config(
+        {name: s.get("S3DataDistributionType", "FullyReplicated") for name, s in sources.items()}
+    )
+    default_mode = request["AlgorithmSpecification"].get("TrainingInputMode", "File")
+    for channel in channels:  # the mode SageMaker reports, though every channel is copied
+        mode = channel.get("InputMode", default_mode)
+        data_config[channel["ChannelName"]]["TrainingInputMode"] = mode
+    objects = {name: channel_objects(s3, source["S3Uri"]) for name, source in sources.items()}
+    instance_type, checkpoints = request["ResourceConfig"]["InstanceType"], _checkpoint_dir(request)
+    roots = []
+    for index, host in enumerate(names):
+        host_root = Path(root) / host
+        config_dir = host_root / "input" / "config"
+        extra = [host_root / checkpoints] if checkpoints else []
+        for directory in (config_dir, host_root / "model", host_root / "output/data", *extra):
+            directory.mkdir(parents=True, exist_ok=True)
+        files = {
+            "hyperparameters.json": request.get("HyperParameters") or {},
+            "resourceconfig.json": resource_config(names, host, instance_type, network_interface),
+            "inputdataconfig.json": data_config,
+        }
+        for name, content in files.items():
+            (config_dir / name).write_text(json.dumps(content, indent=1))
+        for name, found in objects.items():
+            sharded = data_config[name]["S3DistributionType"] == "ShardedByS3Key"
+            (host_root / "input" / "data" / name).mkdir(parents=True, exist_ok=True)
+            for position, (bucket, key, relative) in enumerate(found):
+                if not sharded or position % hosts == index:
+                    destination = host_root / "input" / "data" / name / relative
+                    destination.parent.mkdir(parents=True, exist_ok=True)
+                    s3.download_file(bucket, key, str(destination))
+        roots.append(host_root)
+    return roots
+
+
+# ---- the host's environment and command -------------------------------------------------------
+def container_environment(
+    request: dict[str, Any], host: str, *, python: Path, tools: Path, image_env: dict[str, str]
+) -> dict[str, str]:
+    """What the command's process sees: the image's ENV, the runtime's, the request's.
+
+    Built from nothing, so no variable of this machine (AWS credentials above all) leaks in.
+    """
+    env = {
+        **image_env,
+        "HOME": "/root",
+        "HOSTNAME": host,
+        "TRAINING_JOB_NAME": request["TrainingJobName"],
+        **(request.get("Environment") or {}),
+    }
+    # The image's python first (sm_train.sh takes `command -v python3`), then the ssh stand-in.
+    env["PATH"] = ":".join([str(python.parent), str(tools), env.get("PATH", SYSTEM_PATH)])
+    return env
+
+
+def _write_ssh_stand_in(tools: Path) -> None:
+    """``tools/ssh``: runs ``emulated_namespace.ssh_main``; on every host's PATH."""
+    tools.mkdir(parents=True, exist_ok=True)
+    launcher = tools / "ssh"
+    launcher.write_text(
+        f"#!{sys.executable}\n"
+        "import sys\n"
+        f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        "import emulated_namespace\n"
+        f"sys.exit(emulated_namespace.ssh_main(sys.argv[1:], {str(tools.parent)!r}))\n"
+    )
+    launcher.chmod(0o755)
+
+
+def host_address(index: int) -> str:
+    """algo-K's address (K from 1) on the job's own network."""
+    return f"10.0.0.{index}"
+
+
+def _hosts_file(names: list[str]) -> str:
+    lines = ["127.0.0.1 localhost"] + [f"{host_address(i + 1)} {n}" for i, n in enumerate(names)]
+    return "\n".join(lines) + "\n"
+
+
+# ---- the job's network: each host's eth0 on one bridge, in a namespace of its own -----------
+def _ip(*arguments: str, inside: int | None = None) -> None:
+    """``ip ARGUMENTS``, in the network namespace of process ``inside`` when given."""
+    enter = ["nsenter", "--target", str(inside), "--net", "--"] if inside else []
+    done = subprocess.run([*enter, "ip", *arguments], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"ip {' '.join(arguments)}: {done.stderr.strip()}")
+
+
+def _await_own_network(pid: int) -> None:
+    """Wait until process ``pid`` (just started by unshare) is in a network namespace of its own."""
+    deadline = time.monotonic() + HOST_SETUP_TIMEOUT
+    while os.readlink(f"/proc/{pid}/ns/net") == os.readlink("/proc/self/ns/net"):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"process {pid} never got a network namespace of its own")
+        time.sleep(0.02)
+
+
+def _start_switch() -> subprocess.Popen:
+    """A process holding the namespace of the job's bridge, so no link lands on this machine."""
+    switch = subprocess.Popen(["unshare", "--net", "--", "sleep", "infinity"],
+                              start_new_session=True)  # fmt: skip
+    _await_own_network(switch.pid)
+    _ip("link", "add", "br0", "type", "bridge", inside=switch.pid)
+    _ip("link", "set", "br0", "up", inside=switch.pid)
+    return switch
+
+
+def _plug_in(host: int, index: int, switch: int) -> None:
+    """Give host process ``host`` an eth0 with algo-``index``'s address, cabled to the bridge."""
+    _await_own_network(host)
+    port = f"veth{index}"
+    _ip("link", "add", "eth0", "netns", str(host), "type", "veth",
+        "peer", "name", port, "netns", str(switch))  # fmt: skip
+    _ip("link", "set", port, "master", "br0", "up", inside=switch)
+    _ip("addr", "add", f"{host_address(index)}/24", "dev", "eth0", inside=host)
+    _ip("link", "set", "eth0", "up", inside=host)
+    _ip("link", "set", "lo", "up", inside=host)
+
+
+def run_request(
+    request: dict[str, Any],
+    s3: Any,
+    *,
+    hosts: int | None = None,
+    python: str | Path,
+    root: str | Path,
+    timeout: float = 300,
+    image_env: dict[str, str] | None = None,
+) -> list[HostResult]:
+    """Lay out ``hosts`` emulated hosts (default: the request's InstanceCount) and run the
+    request's command on all of them at once; return each host's result, algo-1 first.
+
+    ``python``: the interpreter that plays the image's python (absolute; its directory comes
+    first on PATH, symlinks kept so a virtual environment stays one). ``root``: a fresh work
+    directory (``root/algo-K`` are the /opt/ml trees; ``root/run`` holds logs and namespace
+    files). When a host exits non-zero the others are stopped, as SageMaker stops the job; at
+    ``timeout`` seconds every host still running is killed.
+    """
+    root = Path(root).absolute()
+    python = Path(python).absolute()
+    count = hosts or request["ResourceConfig"]["InstanceCount"]
+    names = _host_names(count)
+    algorithm = request["AlgorithmSpecification"]
+    argv = list(algorithm.get("ContainerEntrypoint") or []) + list(
+        algorithm.get("ContainerArguments") or []
+    )
+    if not argv:
+        raise ValueError("the request has no ContainerEntrypoint: the image's would run")
+    roots = lay_out_hosts(request, s3, hosts=count, root=root)
+    run = root / "run"
+    tools = run / "bin"
+    run.mkdir(parents=True, exist_ok=True)
+    _write_ssh_stand_in(tools)
+    (run / "hosts").write_text(_hosts_file(names))
+    started: list[subprocess.Popen] = []
+    switch = _start_switch()
+    try:
+        for index, (host, host_root) in enumerate(zip(names, roots, strict=True), start=1):
+            env = container_environment(
+                request, host, python=python, tools=tools, image_env=image_env or IMAGE_ENV
+            )
+            started.append(_start_host(run / host, host, host_root, argv, env))
+            _plug_in(started[-1].pid, index, switch.pid)
+            (run / host / "network").touch()  # the host may now run its command
+        codes, timed_out, stopped = _wait(started, timeout)
+    finally:
+        _stop([*started, switch])
+    return [
+        HostResult(
+            host=host,
+            returncode=codes[index],
+            stdout=(run / host / "stdout.log").read_text(errors="replace"),
+            stderr=(run / host / "stderr.log").read_text(errors="replace"),
+            root=host_root,
+            timed_out=index in timed_out,
+            stopped=index in stopped,
+        )
+        for index, (host, host_root) in enumerate(zip(names, roots, strict=True))
+    ]
+
+
+def _start_host(state: Path, host: str, host_root: Path, argv: list[str], env: dict[str, str]):
+    """Start host's container: new mount, UTS and network namespaces, then ``enter``."""
+    state.mkdir(parents=True, exist_ok=True)
+    (state / "env.json").write_text(json.dumps(env))
+    spec = {"host": host, "root": str(host_root), "hosts_file": str(state.parent / "hosts"),
+            "scratch": str(state / "scratch"), "state": str(state), "argv": argv,
+            "env": env}  # fmt: skip
+    (state / "enter.json").write_text(json.dumps(spec))
+    command = ["unshare", "--mount", "--uts", "--net", "--propagation", "private", "--",
+               sys.executable, str(NAMESPACE_PROGRAM), "enter",
+               str(state / "enter.json")]  # fmt: skip
+    with open(state / "stdout.log", "wb") as out, open(state / "stderr.log", "wb") as err:
+        process = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+            env={"PATH": SYSTEM_PATH}, start_new_session=True,
+        )  # fmt: skip
+    # unshare execs enter, which execs the command: this pid is in the host's namespaces.
+    (state / "pid").write_text(str(process.pid))
+    return process
+
+
+def _kill_session(session: int, sig: int) -> None:
+    """Signal every process of a host's session: launchers, ranks, ranks started by ssh."""
+    for entry in Path("/proc").iterdir():
+        try:
+            # Fields after the ")" of the command name: state, ppid, pgrp, session.
+            if (
+                entry.name.isdigit()
+                and int((entry / "stat").read_text().rpartition(")")[2].split()[3]) == session
+            ):
+                os.kill(int(entry.name), sig)
+        except (OSError, ValueError, IndexError):  # gone meanwhile
+            pass
+
+
+def _stop(processes: list[subprocess.Popen]) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for process in processes:
+            _kill_session(process.pid, sig)
+        for process in processes:
+            try:
+                process.wait(KILL_GRACE)
+            except subprocess.TimeoutExpired:
+                pass
+
+
+def _wait(processes: list[subprocess.Popen], timeout: float) -> tuple[list, set[int], set[int]]:
+    """Exit codes (None: killed at the timeout); indexes timed out; indexes stopped."""
+    deadline = time.monotonic() + timeout
+    codes: list[int | None] = [None] * len(processes)
+    timed_out: set[int] = set()
+    stopped: set[int] = set()
+    while None in codes:
+        codes = [p.poll() if c is None else c for c, p in zip(codes, processes, strict=True)]
+        running = [index for index, code in enumerate(codes) if code is None]
+        failed = any(code not in (None, 0) for code in codes)
+        if running and (failed or time.monotonic() > deadline):
+            # SageMaker stops the whole job when one host fails.
+            (stopped if failed else timed_out).update(running)
+            _stop([processes[index] for index in running])
+            codes = [None if i in timed_out else p.poll() for i, p in enumerate(processes)]
+            break
+        time.sleep(0.2)
+    for process in processes:  # what a command left behind in its session
+        _kill_session(process.pid, signal.SIGKILL)
+    return codes, timed_out, stopped

@@ -1,0 +1,146 @@
+"""The emulated SageMaker container's inside: what runs in a host's own namespaces.
+
+``emulated_container.run_request`` starts each emulated host as ``unshare --mount --uts ...
+python emulated_namespace.py enter SPEC.json``; ``enter`` makes that fresh namespace look like
+host K's container (its directory at ``/opt/ml``, hostname ``algo-K``, an ``/etc/hosts`` naming
+every host) and then execs the request's command, unchanged. ``ssh_main`` is the ``ssh`` on every
+host's PATH: mpirun-style launchers start remote ranks with ``ssh <host> <command>``, and it runs
+that command inside the target host's namespaces with ``nsenter``.
+
+Standard library only: it runs under whatever interpreter starts it, before any of the job's code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+OPT_ML = Path("/opt/ml")
+SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+HOST_START_TIMEOUT = 60.0  # seconds the ssh stand-in waits for a host's namespace to be ready
+# ssh options that take a value (OpenSSH's getopt string).
+SSH_OPTIONS_WITH_VALUE = set("bceilmopBDEFIJLOQRSwW")
+SSHD = "/usr/sbin/sshd"
+
+
+def _mount(*arguments: str) -> None:
+    subprocess.run(["mount", *arguments], check=True)
+
+
+def _provide_opt_ml(scratch: Path) -> None:
+    """Make /opt/ml exist in this mount namespace only: an overlay on /opt hides nothing."""
+    if OPT_ML.is_dir():
+        return
+    parent = OPT_ML.parent
+    if not parent.is_dir():
+        raise SystemExit(f"emulated container: neither {OPT_ML} nor {parent} exists")
+    scratch.mkdir(parents=True, exist_ok=True)
+    _mount("-t", "tmpfs", "tmpfs", str(scratch))
+    upper, work = scratch / "upper", scratch / "work"
+    upper.mkdir()
+    work.mkdir()
+    options = f"lowerdir={parent},upperdir={upper},workdir={work}"
+    mounted = subprocess.run(
+        ["mount", "-t", "overlay", "overlay", "-o", options, str(parent)], capture_output=True
+    )
+    if mounted.returncode != 0:
+        raise SystemExit(f"emulated container: no /opt/ml and no overlayfs: {mounted.stderr!r}")
+    OPT_ML.mkdir()
+
+
+def _await(path: Path, what: str) -> None:
+    deadline = time.monotonic() + HOST_START_TIMEOUT
+    while not path.exists():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"emulated container: {what} never came ({path})")
+        time.sleep(0.05)
+
+
+def _listen_as_sshd() -> None:
+    """Keep port 22 open, as a DLC's sshd does, for drivers that wait for it on every host."""
+    if Path(SSHD).exists() or os.fork() != 0:  # a real sshd will be started by the driver
+        return
+    with socket.socket() as server:
+        server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        server.bind(("0.0.0.0", 22))
+        server.listen()
+        while True:  # until the host's session is ended
+            server.accept()[0].close()
+
+
+def enter(spec_path: str) -> None:
+    """Make this fresh set of namespaces host K's container, then exec the request's command."""
+    spec = json.loads(Path(spec_path).read_text())
+    state = Path(spec["state"])
+    _provide_opt_ml(Path(spec["scratch"]))
+    _mount("--bind", spec["root"], str(OPT_ML))
+    _mount("--bind", spec["hosts_file"], "/etc/hosts")
+    socket.sethostname(spec["host"])
+    os.chdir("/")
+    _await(state / "network", "the host's network")  # cabled from outside
+    _listen_as_sshd()
+    (state / "ready").touch()  # the ssh stand-in enters this host only now
+    argv, env = spec["argv"], spec["env"]
+    try:
+        os.execvpe(argv[0], argv, env)  # PATH lookup in the container's environment
+    except OSError as exc:
+        print(f"emulated container: cannot run {argv[0]!r}: {exc}", file=sys.stderr)
+        raise SystemExit(127) from None
+
+
+def _parse_ssh(arguments: list[str]) -> tuple[str, list[str]]:
+    """(host, remote command words) from an ssh command line."""
+    index = 0
+    while index < len(arguments) and arguments[index].startswith("-"):
+        option = arguments[index]
+        index += 1
+        if option == "--":
+            break
+        # "-p 22" takes the next word; "-p22" / "-oX=y" carry their value; "-xT" are flags.
+        if len(option) == 2 and option[1] in SSH_OPTIONS_WITH_VALUE:
+            index += 1
+    if index >= len(arguments):
+        raise SystemExit("ssh stand-in: no host given")
+    host = arguments[index].rpartition("@")[2]
+    return host, arguments[index + 1 :]
+
+
+def ssh_main(arguments: list[str], run: str) -> int:
+    """``ssh [options] host command...``: run the command in host's namespaces, as sshd would.
+
+    The remote words are joined with spaces and run by ``/bin/sh -c``, as ssh does, with the
+    target host's container environment (SageMaker's MPI setup gives sshd sessions the same).
+    """
+    host, words = _parse_ssh(arguments)
+    if not words:
+        print("ssh stand-in: interactive sessions are not emulated", file=sys.stderr)
+        return 255
+    state = Path(run) / host
+    if not (state / "env.json").is_file():
+        print(f"ssh: Could not resolve hostname {host}: not an emulated host", file=sys.stderr)
+        return 255
+    deadline = time.monotonic() + HOST_START_TIMEOUT
+    while not (state / "ready").is_file():
+        if time.monotonic() > deadline:
+            print(f"ssh: connect to host {host}: its container never started", file=sys.stderr)
+            return 255
+        time.sleep(0.1)
+    env = json.loads((state / "env.json").read_text())
+    pid = (state / "pid").read_text()  # the host's command: unshare exec'd into it
+    nsenter = shutil.which("nsenter", path=SYSTEM_PATH) or "nsenter"
+    command = [nsenter, "--target", pid, "--mount", "--uts", "--net", "--wd=/root",
+               "--", "/bin/sh", "-c", " ".join(words)]  # fmt: skip
+    os.execve(nsenter, command, env)
+    return 255  # pragma: no cover - execve does not return
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] != ["enter"] or len(sys.argv) != 3:
+        raise SystemExit("usage: emulated_namespace.py enter SPEC.json")
+    enter(sys.argv[2])

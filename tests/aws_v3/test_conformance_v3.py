@@ -1,0 +1,265 @@
+"""The dry run is what SDK v3 sends: for every strategy, launcher and SMP version on two
+clusters, the CreateTrainingJob that v3's ``ModelTrainer.train()`` sends (captured from boto3 on
+its way to the moto server) equals the request ``smdist submit --dry-run`` shows, and the job
+smdist's ``sagemaker`` backend submits sends exactly that request. The ``sm_drivers`` channel
+smdist uploads holds the same files, byte for byte, as the one ``train()`` uploads.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from smdist import packaging
+from smdist.backends import sagemaker as backend
+from smdist.backends import sagemaker_v3 as v3
+from smdist.planning import plan
+from smdist.spec import JobSpec
+
+from .conftest import BUCKET, REGION, ROLE
+
+COMPARED = (
+    "AlgorithmSpecification",
+    "HyperParameters",
+    "Environment",
+    "InputDataConfig",
+    "OutputDataConfig",
+    "ResourceConfig",
+    "StoppingCondition",
+    "CheckpointConfig",
+    "VpcConfig",
+    "EnableManagedSpotTraining",
+    "EnableNetworkIsolation",
+    "EnableInterContainerTrafficEncryption",
+    "Tags",
+    "RoleArn",
+)
+DLC = "763104351884.dkr.ecr.us-west-2.amazonaws.com"
+PT = {"framework_version": "2.3.0", "py_version": "py311"}
+TF = {"framework_version": "2.14", "py_version": "py310"}
+SMDDP = {"framework_version": "2.2.0", "py_version": "py310"}
+SMP1 = {"image_uri": f"{DLC}/pytorch-training:1.13.1-gpu-py39-cu117-ubuntu20.04-sagemaker"}
+SMP2 = {"framework_version": "2.3.1", "py_version": "py311"}
+HOROVOD_PT = {"image_uri": f"{DLC}/pytorch-training:2.0.0-gpu-py310-cu118-ubuntu20.04-sagemaker"}
+HOROVOD_TF = {
+    "image_uri": f"{DLC}/tensorflow-training:2.12.0-gpu-py310-cu118-ubuntu20.04-sagemaker"
+}
+
+STRATEGIES: dict[str, tuple[dict[str, Any], dict[str, str], list[tuple[str, int]]]] = {
+    "mwms": (
+        {"kind": "mwms", "communication": "ring", "collective_timeout": 600},
+        TF,
+        [("ml.g5.xlarge", 2), ("ml.c5.2xlarge", 3)],
+    ),
+    "horovod-pytorch": (
+        {"kind": "horovod", "framework": "pytorch", "processes_per_host": 1},
+        HOROVOD_PT,
+        [("ml.p3.2xlarge", 2), ("ml.g5.12xlarge", 2)],
+    ),
+    "horovod-tensorflow": (
+        {
+            "kind": "horovod",
+            "framework": "tensorflow",
+            "processes_per_host": 4,
+            "custom_mpi_options": "-verbose -x NCCL_DEBUG=INFO",
+        },
+        HOROVOD_TF,
+        [("ml.g5.12xlarge", 2), ("ml.p3.8xlarge", 3)],
+    ),
+    "ddp-torchrun": (
+        {"kind": "pytorch_ddp", "launcher": "torchrun"},
+        PT,
+        [("ml.p3.2xlarge", 2), ("ml.c5.4xlarge", 3)],
+    ),
+    "ddp-torch_distributed": (
+        {"kind": "pytorch_ddp", "launcher": "torch_distributed"},
+        PT,
+        [("ml.g5.12xlarge", 2), ("ml.p4d.24xlarge", 4)],
+    ),
+    "sddp": (
+        {"kind": "sddp", "custom_mpi_options": "-verbose -x NCCL_DEBUG=VERSION"},
+        SMDDP,
+        [("ml.p4d.24xlarge", 2), ("ml.p4de.24xlarge", 3)],
+    ),
+    "smp-v1": (
+        {
+            "kind": "sdmp",
+            "version": 1,
+            "partitions": 2,
+            "microbatches": 8,
+            "pipeline": "interleaved",
+            "placement_strategy": "cluster",
+            "ddp": True,
+            "processes_per_host": 8,
+        },
+        SMP1,
+        [("ml.p3.16xlarge", 2), ("ml.p4d.24xlarge", 1)],
+    ),
+    "smp-v2": (
+        {"kind": "sdmp", "version": 2, "hybrid_shard_degree": 8, "tensor_parallel_degree": 1},
+        SMP2,
+        [("ml.p4d.24xlarge", 2), ("ml.p5.48xlarge", 2)],
+    ),
+}
+CASES = [
+    pytest.param(name, strategy, code, cluster, id=f"{name}-{cluster[0]}x{cluster[1]}")
+    for name, (strategy, code, clusters) in STRATEGIES.items()
+    for cluster in clusters
+]
+
+
+def conformance_spec(name: str, strategy: dict, code: dict, cluster: tuple[str, int], **more):
+    instance_type, count = cluster
+    return JobSpec.from_dict(
+        {
+            "name": f"v3c-{name}".replace("_", "-"),
+            "strategy": strategy,
+            "cluster": {"instance_type": instance_type, "instance_count": count},
+            "code": code,
+            "inputs": {"train": f"s3://{BUCKET}/data/train"},
+            "hyperparameters": {"epochs": 2, "note": "two words", "flag": True, "sizes": [1, 2]},
+            "environment": {"NCCL_DEBUG": "INFO"},
+            "checkpoint": {"s3_uri": f"s3://{BUCKET}/checkpoints/{name}"},
+            "max_run": 5400,
+            **more,
+        }
+    )
+
+
+def s3_tree(s3, uri: str) -> dict[str, bytes]:
+    """Every object under ``uri`` (bytecode aside), by its path below it."""
+    bucket, _, prefix = uri[len("s3://") :].partition("/")
+    found = {}
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix + "/"):
+        for item in page.get("Contents", []):
+            relative = item["Key"][len(prefix) + 1 :]
+            if "__pycache__" in relative:
+                continue  # v3 uploads the installed package's bytecode too
+            found[relative] = s3.get_object(Bucket=bucket, Key=item["Key"])["Body"].read()
+    return found
+
+
+def drivers(request: dict) -> str:
+    (channel,) = [c for c in request["InputDataConfig"] if c["ChannelName"] == "sm_drivers"]
+    return channel["DataSource"]["S3DataSource"]["S3Uri"]
+
+
+def without_drivers_uri(request: dict) -> dict:
+    """The request with the sm_drivers channel's S3Uri blanked: v3 puts it under the job's
+    name, smdist under its content digest (compared by content instead)."""
+    copied = json.loads(json.dumps(request))
+    for channel in copied.get("InputDataConfig", []):
+        if channel["ChannelName"] == "sm_drivers":
+            channel["DataSource"]["S3DataSource"]["S3Uri"] = "<drivers>"
+    return copied
+
+
+def compare(spec: JobSpec, boto_session, captured: list[dict]) -> tuple[dict, dict]:
+    """v3's request and smdist's, after checking that they agree; returns (v3's, smdist's)."""
+    job_plan = plan(spec)
+    job = backend.launch(job_plan, bucket=BUCKET, role=ROLE, boto_session=boto_session)
+    ours = captured[-1]
+    shown = backend.dry_run(job_plan, bucket=BUCKET, role=ROLE, region=REGION, job_name=job.name)
+    assert ours == shown.request  # what smdist sends is what its dry run shows
+    trainer = v3.model_trainer(
+        job_plan,
+        role=ROLE,
+        bucket=BUCKET,
+        region=REGION,
+        session=boto_session,
+        code_s3_uri=job.source_uri,
+    )
+    trainer.train(wait=False, logs=False)
+    theirs = captured[-1]
+    assert theirs is not ours
+    mine, sdk = without_drivers_uri(shown.request), without_drivers_uri(theirs)
+    for key in COMPARED:
+        assert mine.get(key) == sdk.get(key), key
+    assert set(mine) - {"TrainingJobName"} == set(sdk) - {"TrainingJobName"}
+    s3 = boto_session.client("s3")
+    assert s3_tree(s3, drivers(ours)) == s3_tree(s3, drivers(theirs))
+    return theirs, ours
+
+
+@pytest.mark.parametrize(("name", "strategy", "code", "cluster"), CASES)
+def test_v3_request_equals_dry_run(name, strategy, code, cluster, boto_session, bucket,
+                                   captured_requests):  # fmt: skip
+    theirs, ours = compare(conformance_spec(name, strategy, code, cluster), boto_session,
+                           captured_requests)  # fmt: skip
+    assert ours["ResourceConfig"]["InstanceCount"] == cluster[1]
+    assert not [k for k in ours["HyperParameters"] if k.startswith("sagemaker_")]
+    assert ours["HyperParameters"]["note"] == "two words"  # v3 does not JSON-quote strings
+
+
+def test_every_job_option_reaches_both_requests(boto_session, bucket, captured_requests):
+    spec = conformance_spec(
+        "options",
+        {"kind": "sddp"},
+        SMDDP,
+        ("ml.p4d.24xlarge", 2),
+        inputs={
+            "train": f"s3://{BUCKET}/data/train",
+            "val": {
+                "uri": f"s3://{BUCKET}/data/val",
+                "distribution": "ShardedByS3Key",
+                "input_mode": "FastFile",
+            },
+        },
+        output_path=f"s3://{BUCKET}/models",
+        spot={"enabled": True, "max_wait": 7200},
+        network={
+            "subnets": ["subnet-0123456789abcdef0"],
+            "security_group_ids": ["sg-0123456789abcdef0"],
+            "isolation": True,
+            "encrypt_inter_container_traffic": True,
+        },
+        kms={"volume_key_id": "alias/volume", "output_key_id": "alias/output"},
+        tags={"team": "vision"},
+    )
+    _, ours = compare(spec, boto_session, captured_requests)
+    assert ours["EnableManagedSpotTraining"] is True
+    assert ours["EnableNetworkIsolation"] is True
+    assert ours["VpcConfig"]["Subnets"] == ["subnet-0123456789abcdef0"]
+
+
+def test_resubmit_uploads_nothing_and_names_jobs_apart(boto_session, bucket, captured_requests):
+    job_plan = plan(conformance_spec("again", *STRATEGIES["mwms"][:2], ("ml.g5.xlarge", 2)))
+    first = backend.launch(job_plan, bucket=BUCKET, role=ROLE, boto_session=boto_session)
+    names = {first.name}
+    for _ in range(3):
+        again = backend.launch(job_plan, bucket=BUCKET, role=ROLE, boto_session=boto_session)
+        assert again.uploaded_bytes == 0
+        names.add(again.name)
+    assert first.uploaded_bytes > 0
+    assert len(names) == 4  # four submits within a second, four names
+
+
+def test_cli_dry_run_prints_the_v3_request_and_calls_no_aws(tmp_path, aws):
+    job = tmp_path / "job.yaml"
+    job.write_text(
+        "name: cli-v3\nstrategy: {kind: mwms}\n"
+        "cluster: {instance_type: ml.g5.xlarge, instance_count: 2}\n"
+        "code: {framework_version: '2.14', py_version: py310}\n"
+        f"role: {ROLE}\nregion: {REGION}\n"
+    )
+    # No endpoint and no credentials at all: a dry run must not need them.
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "SMDIST_BUCKET": BUCKET,
+           "SAGEMAKER_USER_CONFIG_OVERRIDE": "", "AWS_EC2_METADATA_DISABLED": "true"}  # fmt: skip
+    env.pop("SAGEMAKER_USER_CONFIG_OVERRIDE")
+    done = subprocess.run(
+        [sys.executable, "-m", "smdist.cli", "submit", str(job), "--dry-run"],
+        capture_output=True, text=True, env=env, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    shown = json.loads(done.stdout)
+    assert shown["estimator"].startswith("ModelTrainer")
+    request = shown["CreateTrainingJob"]
+    assert request["AlgorithmSpecification"]["ContainerEntrypoint"] == ["/bin/bash"]
+    assert [c["ChannelName"] for c in request["InputDataConfig"]] == ["code", "sm_drivers"]
+    assert drivers(request).startswith(f"s3://{BUCKET}/smdist/drivers/")
+    code = request["InputDataConfig"][0]["DataSource"]["S3DataSource"]["S3Uri"]
+    assert code.endswith(f"/{packaging.TARBALL_NAME}")

@@ -1,0 +1,104 @@
+"""smdist's SDK v3 driver trains what v3 cannot launch, as SageMaker would run it.
+
+The ``sagemaker`` backend (SDK v3 installed) submits a user's own script to the moto server:
+the code and ``sm_drivers`` channels are uploaded, the request captured. The emulated container
+(``emulated_container``) lays both out on 2 hosts and runs the request's command verbatim:
+v3's ``sm_train.sh`` starts ``smdist_driver.py``, which gives the script what the training
+toolkit would (TF_CONFIG for MultiWorkerMirrored; one mpirun across the hosts for Horovod).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from smdist.backends import sagemaker as backend
+from smdist.planning import plan
+from smdist.spec import JobSpec
+
+from .conftest import BUCKET, ROLE
+from .emulated_container import run_request
+from .test_v3_runs import container_python, describe, namespaces  # noqa: F401 - fixtures
+
+USER_SCRIPTS = Path(__file__).resolve().parents[1] / "integration" / "user_scripts"
+
+
+def submitted_request(script_dir: str, strategy: dict, code: dict, hps: dict, tmp_path,
+                      boto_session, captured: list[dict]) -> dict:  # fmt: skip
+    source = tmp_path / "source"
+    shutil.copytree(USER_SCRIPTS / script_dir, source)
+    spec = JobSpec.from_dict(
+        {
+            "name": f"v3-driver-{script_dir}".replace("_", "-"),
+            "strategy": strategy,
+            "cluster": {"instance_type": "ml.c5.xlarge", "instance_count": 2},
+            "code": {"entry_point": "train.py", "source_dir": str(source), **code},
+            "hyperparameters": hps,
+        }
+    )
+    backend.launch(plan(spec), bucket=BUCKET, role=ROLE, boto_session=boto_session)
+    (request,) = captured
+    assert request["AlgorithmSpecification"]["ContainerEntrypoint"] == ["/bin/bash"]
+    return request
+
+
+def needs(python: Path, module: str) -> None:
+    import subprocess
+
+    probe = f"import importlib.util as u, sys; sys.exit(u.find_spec({module!r}) is None)"
+    if subprocess.run([str(python), "-c", probe], capture_output=True).returncode:
+        pytest.skip(f"the image python has no {module}")
+
+
+def test_keras_mwms_script_trains_through_smdists_driver(
+    boto_session,
+    bucket,
+    captured_requests,
+    container_python,
+    tmp_path,  # noqa: F811
+):
+    needs(container_python, "tensorflow")
+    request = submitted_request(
+        "keras_mwms", {"kind": "mwms"}, {"framework_version": "2.14", "py_version": "py310"},
+        {"epochs": 2, "steps_per_epoch": 3}, tmp_path, boto_session, captured_requests,
+    )  # fmt: skip
+    results = run_request(
+        request, boto_session.client("s3"), hosts=2, python=container_python,
+        root=tmp_path / "hosts", timeout=420,
+    )  # fmt: skip
+    assert [r.returncode for r in results] == [0, 0], describe(results)
+    lines = [re.search(r"user-script task=worker:(\d) workers=(\d) .*weights=(\w+)", r.output)
+             for r in results]  # fmt: skip
+    assert [m and m.group(1, 2) for m in lines] == [("0", "2"), ("1", "2")], describe(results)
+    assert lines[0].group(3) == lines[1].group(3)  # one model, kept in sync across the hosts
+    assert "Running SmdistDriver Driver" in results[0].output
+    assert (results[0].root / "model" / "1").is_dir()
+
+
+def test_horovod_script_runs_under_one_mpirun_across_both_hosts(
+    boto_session,
+    bucket,
+    captured_requests,
+    container_python,
+    tmp_path,  # noqa: F811
+):
+    needs(container_python, "horovod")
+    request = submitted_request(
+        "horovod_mpi", {"kind": "horovod", "processes_per_host": 1},
+        {"image_uri": "123456789012.dkr.ecr.us-west-2.amazonaws.com/horovod-training:0.28.1"},
+        {"steps": 3}, tmp_path, boto_session, captured_requests,
+    )  # fmt: skip
+    results = run_request(
+        request, boto_session.client("s3"), hosts=2, python=container_python,
+        root=tmp_path / "hosts", timeout=420,
+    )  # fmt: skip
+    assert [r.returncode for r in results] == [0, 0], describe(results)
+    output = results[0].output
+    ranks = sorted(set(re.findall(r"user-script rank=(\d) local_rank=0 world=2", output)))
+    assert ranks == ["0", "1"], describe(results)  # v3's own MPI driver would run one host
+    digests = set(re.findall(r"weights=(\w+)", output))
+    assert len(digests) == 1
+    assert (results[0].root / "model" / "model.pt").is_file()

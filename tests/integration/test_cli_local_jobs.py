@@ -1,0 +1,153 @@
+"""``smdist status / logs / stop`` for jobs the local backend ran: real ``smdist run`` jobs on
+two emulated hosts (a small script, no framework import), then the commands by name or path."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from test_local_backend import (
+    assert_nothing_left,
+    clean_environ,
+    finish,
+    smdist_run,
+)
+
+pytestmark = pytest.mark.integration
+
+SCRIPT = """
+    import os, sys, time
+    print(f"hello from {os.environ['SM_CURRENT_HOST']} args={sys.argv[1:]}", flush=True)
+    time.sleep(float(os.environ.get("NAP", "0")))
+    sys.exit(int(os.environ.get("EXIT_CODE", "0")))
+"""
+
+
+def write_job(tmp_path: Path, environment: dict[str, str] | None = None) -> Path:
+    source = tmp_path / "src"
+    source.mkdir(exist_ok=True)
+    (source / "train.py").write_text(textwrap.dedent(SCRIPT))
+    job = tmp_path / "job.yaml"
+    job.write_text(
+        textwrap.dedent(
+            f"""
+            name: hello
+            strategy: {{kind: mwms}}
+            cluster: {{instance_type: ml.c5.xlarge, instance_count: 2}}
+            code: {{source_dir: src, entry_point: train.py}}
+            environment: {json.dumps(environment or {})}
+            hyperparameters: {{greeting: hi}}
+            """
+        )
+    )
+    return job
+
+
+def smdist(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "smdist.cli", *args],
+        cwd=tmp_path,
+        env=clean_environ(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_status_and_logs_of_a_completed_local_job(tmp_path):
+    run = smdist_run(write_job(tmp_path), tmp_path)
+    assert run.returncode == 0, run.output
+    name = run.job_dir().name
+    # The default root (.smdist in the working directory) is where smdist run keeps jobs.
+    status = smdist(tmp_path, "status", name)
+    assert status.returncode == 0, status.stderr
+    assert status.stdout.startswith(f"{name}\tCompleted\tlocal: 2 host(s)")
+    assert "model: file://" in status.stdout
+    by_path = smdist(tmp_path, "status", "--json", str(run.job_dir()))
+    assert by_path.returncode == 0, by_path.stderr
+    assert json.loads(by_path.stdout)["status"] == "Completed"
+    logs = smdist(tmp_path, "logs", name, "--backend", "local")
+    assert logs.returncode == 0, logs.stderr
+    lines = logs.stdout.splitlines()
+    for host in ("algo-1", "algo-2"):
+        said = [line for line in lines if f"hello from {host}" in line]
+        assert said and said[0].startswith(host), lines
+        assert "args=['--greeting', 'hi'," in said[0]
+
+
+def test_a_failed_local_job_reports_exit_1_with_its_reason(tmp_path):
+    run = smdist_run(write_job(tmp_path, {"EXIT_CODE": "3"}), tmp_path)
+    assert run.returncode == 1, run.output
+    status = smdist(tmp_path, "status", run.job_dir().name)
+    assert status.returncode == 1
+    assert "\tFailed\t" in status.stdout
+    assert "reason:" in status.stdout
+
+
+def test_stop_ends_a_running_local_job_as_stopped(tmp_path):
+    process, log = smdist_run(
+        write_job(tmp_path, {"NAP": "300"}), tmp_path, "--grace", "5", start_only=True
+    )
+    root = tmp_path / ".smdist"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # running once both hosts have spoken
+        logs = list(root.glob("jobs/*/logs/job.log"))
+        if logs and logs[0].read_text().count("hello from") == 2:
+            break
+        time.sleep(0.1)
+    name = logs[0].parent.parent.name
+    running = smdist(tmp_path, "status", name)
+    assert running.returncode == 0 and "\tInProgress\t" in running.stdout, running
+    stop = smdist(tmp_path, "stop", name, "--wait")
+    assert stop.returncode == 0, stop.stderr
+    assert f"{name}: stop requested" in stop.stderr
+    run = finish(process, log, root, timeout=60)
+    assert run.returncode == 1, run.output
+    status = smdist(tmp_path, "status", name)
+    assert status.returncode == 1
+    assert "\tStopped\t" in status.stdout and "stop requested" in status.stdout
+    again = smdist(tmp_path, "stop", name)
+    assert again.returncode == 0 and "already Stopped" in again.stderr
+    assert_nothing_left(tmp_path)
+
+
+def test_logs_follow_waits_for_the_end_and_exits_with_the_jobs_status(tmp_path):
+    process, log = smdist_run(write_job(tmp_path, {"NAP": "2"}), tmp_path, start_only=True)
+    root = tmp_path / ".smdist"
+    deadline = time.monotonic() + 60
+    while not list(root.glob("jobs/*/job.json")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    name = next(root.glob("jobs/*/job.json")).parent.name
+    followed = smdist(tmp_path, "logs", name, "--follow")
+    assert followed.returncode == 0, followed.stderr
+    assert "Completed in" in followed.stdout.splitlines()[-1]
+    assert finish(process, log, root, timeout=60).returncode == 0
+
+
+def test_a_job_whose_supervisor_vanished_is_failed(tmp_path):
+    run = smdist_run(write_job(tmp_path), tmp_path)
+    record_path = run.job_dir() / "job.json"
+    record = json.loads(record_path.read_text())
+    # As if smdist had been killed mid-job: the record still says InProgress.
+    record["status"] = "InProgress"
+    record_path.write_text(json.dumps(record))
+    status = smdist(tmp_path, "status", run.job_dir().name)
+    assert status.returncode == 1
+    assert "\tFailed\t" in status.stdout
+    assert f"pid {record['supervisor'][0]}" in status.stdout
+
+
+def test_a_job_found_nowhere_exits_2_naming_where_it_looked(tmp_path):
+    missing = smdist(tmp_path, "status", "nope", "--backend", "local")
+    assert missing.returncode == 2
+    assert str(Path(".smdist") / "jobs" / "nope" / "job.json") in missing.stderr
+    by_path = smdist(tmp_path, "logs", "./gone", "--root", "elsewhere")
+    assert by_path.returncode == 2
+    assert "gone/job.json" in by_path.stderr and "elsewhere" in by_path.stderr
+    bad = smdist(tmp_path, "stop", "nope", "--backend", "cloud")
+    assert bad.returncode == 2 and "--backend" in bad.stderr
