@@ -76,7 +76,7 @@ def import_sagemaker() -> Any:
                     Problem(
                         "backend",
                         f"the SageMaker backends need the SageMaker Python SDK 2.x ({exc})",
-                        valid="pip install 'smdist[sagemaker-v2]' (or 'smdist[sagemaker]' for SDK v3)",
+                        valid="pip install 'smdist[sagemaker-v2]' ('smdist[sagemaker]': SDK v3)",
                     )
                 ]
             ) from None

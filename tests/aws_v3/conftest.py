@@ -10,6 +10,8 @@ bucket, telemetry off, and v3's IAM role validation off (``SAGEMAKER_VALIDATE_RO
 from __future__ import annotations
 
 import copy
+import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -165,3 +167,49 @@ def s3_objects(boto_session) -> dict[str, int]:
             for item in page.get("Contents", []):
                 objects[f"s3://{found['Name']}/{item['Key']}"] = item["Size"]
     return objects
+
+
+# ---- the emulated container (test_v3_runs, test_v3_driver_runs) ---------------------------
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _container_python() -> Path:
+    return Path(os.environ.get("SMDIST_CONTAINER_PYTHON", REPO / ".venv" / "bin" / "python"))
+
+
+def _why_no_container() -> str | None:
+    """Why the emulated container cannot run here, or None."""
+    if os.geteuid() != 0:
+        return "the emulated container needs root (mount, UTS and network namespaces)"
+    missing = [tool for tool in ("unshare", "nsenter", "ip") if shutil.which(tool) is None]
+    if missing:
+        return f"the emulated container needs {', '.join(missing)} (util-linux, iproute2)"
+    probe = subprocess.run(
+        ["unshare", "--mount", "--uts", "--net", "ip", "link", "add", "br0", "type", "bridge"],
+        capture_output=True,
+    )  # fmt: skip
+    if probe.returncode != 0:
+        return (
+            f"namespaces or a bridge cannot be made here: {probe.stderr.decode(errors='replace')}"
+        )
+    return None
+
+
+@pytest.fixture(scope="module")
+def namespaces() -> None:
+    why = _why_no_container()
+    if why:
+        pytest.skip(why)
+
+
+@pytest.fixture(scope="module")
+def container_python(namespaces) -> Path:
+    """The interpreter that plays the training image's python (it must have torch)."""
+    python = _container_python()
+    if not python.is_file():
+        pytest.skip(f"no image python at {python} (set SMDIST_CONTAINER_PYTHON)")
+    has_torch = "import importlib.util as u, sys; sys.exit(u.find_spec('torch') is None)"
+    found = subprocess.run([str(python), "-c", has_torch], capture_output=True)
+    if found.returncode != 0:
+        pytest.skip(f"the image python {python} has no torch (set SMDIST_CONTAINER_PYTHON)")
+    return python

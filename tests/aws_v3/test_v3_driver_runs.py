@@ -21,7 +21,7 @@ from smdist.spec import JobSpec
 
 from .conftest import BUCKET, ROLE
 from .emulated_container import run_request
-from .test_v3_runs import container_python, describe, namespaces  # noqa: F401 - fixtures
+from .test_v3_runs import describe
 
 USER_SCRIPTS = Path(__file__).resolve().parents[1] / "integration" / "user_scripts"
 
@@ -58,7 +58,7 @@ def test_keras_mwms_script_trains_through_smdists_driver(
     bucket,
     captured_requests,
     container_python,
-    tmp_path,  # noqa: F811
+    tmp_path,
 ):
     needs(container_python, "tensorflow")
     request = submitted_request(
@@ -83,7 +83,7 @@ def test_horovod_script_runs_under_one_mpirun_across_both_hosts(
     bucket,
     captured_requests,
     container_python,
-    tmp_path,  # noqa: F811
+    tmp_path,
 ):
     needs(container_python, "horovod")
     request = submitted_request(

@@ -11,10 +11,8 @@ the main environment's interpreter (torch, TensorFlow): ``SMDIST_CONTAINER_PYTHO
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import socket
-import subprocess
 import sys
 from pathlib import Path
 
@@ -60,48 +58,6 @@ if rank == 0:
         json.dump(report, out)
 dist.destroy_process_group()
 '''
-
-
-def _container_python() -> Path:
-    return Path(os.environ.get("SMDIST_CONTAINER_PYTHON", REPO / ".venv" / "bin" / "python"))
-
-
-def _why_no_container() -> str | None:
-    """Why the emulated container cannot run here, or None."""
-    if os.geteuid() != 0:
-        return "the emulated container needs root (mount, UTS and network namespaces)"
-    missing = [tool for tool in ("unshare", "nsenter", "ip") if shutil.which(tool) is None]
-    if missing:
-        return f"the emulated container needs {', '.join(missing)} (util-linux, iproute2)"
-    probe = subprocess.run(
-        ["unshare", "--mount", "--uts", "--net", "ip", "link", "add", "br0", "type", "bridge"],
-        capture_output=True,
-    )  # fmt: skip
-    if probe.returncode != 0:
-        return (
-            f"namespaces or a bridge cannot be made here: {probe.stderr.decode(errors='replace')}"
-        )
-    return None
-
-
-@pytest.fixture(scope="module")
-def namespaces() -> None:
-    why = _why_no_container()
-    if why:
-        pytest.skip(why)
-
-
-@pytest.fixture(scope="module")
-def container_python(namespaces) -> Path:
-    """The interpreter that plays the training image's python (it must have torch)."""
-    python = _container_python()
-    if not python.is_file():
-        pytest.skip(f"no image python at {python} (set SMDIST_CONTAINER_PYTHON)")
-    has_torch = "import importlib.util as u, sys; sys.exit(u.find_spec('torch') is None)"
-    found = subprocess.run([str(python), "-c", has_torch], capture_output=True)
-    if found.returncode != 0:
-        pytest.skip(f"the image python {python} has no torch (set SMDIST_CONTAINER_PYTHON)")
-    return python
 
 
 def reports(output: str) -> list[dict]:

@@ -8,16 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from smdist.runtime.container_contract import (
-    HostConfig,
-    Machine,
-    command_line_arguments,
-    decode_hyperparameters,
-    input_data_config,
-    resource_config,
-    sm_variables,
-    training_environment,
-)
 from smdist.backends.local_failure import root_cause
 from smdist.backends.local_hosts import EmulatedHost, clean_environment
 from smdist.backends.local_launch import (
@@ -39,6 +29,16 @@ from smdist.backends.local_proctree import program_name
 from smdist.backends.local_ssh import split_ssh_arguments
 from smdist.errors import SpecError
 from smdist.planning import plan
+from smdist.runtime.container_contract import (
+    HostConfig,
+    Machine,
+    command_line_arguments,
+    decode_hyperparameters,
+    input_data_config,
+    resource_config,
+    sm_variables,
+    training_environment,
+)
 from smdist.spec import JobSpec, load
 
 REFERENCE = Path(__file__).resolve().parents[1] / "fixtures" / "sagemaker_training_env.json"

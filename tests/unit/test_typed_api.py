@@ -12,8 +12,8 @@ import yaml
 
 import smdist
 from smdist import Checkpoint, Cluster, Code, JobSpec
-from smdist.fitting import _spec_from
 from smdist.errors import SpecError
+from smdist.fitting import _spec_from
 from smdist.spec import Input, as_job_spec
 from smdist.strategies import MWMS, SDDP, SDMP, Horovod, PyTorchDDP, SMPv1, SMPv2
 
