@@ -83,7 +83,7 @@ def main() -> int:
         from sagemaker.train.distributed import Torchrun
 
         from smdist.backends import sagemaker as backend
-        from smdist.backends.sagemaker_v3 import sagemaker_session
+        from smdist.backends.sagemaker.v3 import sagemaker_session
         from smdist.planning import plan
         from smdist.spec import JobSpec
 

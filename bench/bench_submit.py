@@ -107,7 +107,7 @@ def v3_submit(boto, source: Path):
     from sagemaker.train import ModelTrainer
     from sagemaker.train.distributed import Torchrun
 
-    from smdist.backends.sagemaker_v3 import sagemaker_session
+    from smdist.backends.sagemaker.v3 import sagemaker_session
 
     session = sagemaker_session(boto, BUCKET)
 
@@ -149,7 +149,7 @@ def main() -> int:
         import boto3
 
         from smdist.backends import sagemaker as backend
-        from smdist.backends import sagemaker_sdk as sdk
+        from smdist.backends.sagemaker import sdk as sdk
         from smdist.planning import plan
         from smdist.spec import JobSpec
 

@@ -32,7 +32,7 @@ _EXPORTS = {
     "SpecError": "smdist.errors",
     "SetupError": "smdist.errors",
     "fit": "smdist.fitting",
-    "model_trainer": "smdist.backends.sagemaker_v3",
+    "model_trainer": "smdist.backends.sagemaker.v3",
 }
 
 __all__ = [
@@ -59,7 +59,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from smdist.backends.sagemaker_v3 import model_trainer
+    from smdist.backends.sagemaker.v3 import model_trainer
     from smdist.cluster import Cluster
     from smdist.errors import SetupError, SpecError
     from smdist.fitting import fit

@@ -134,7 +134,7 @@ def find_job(name: str, backend: str, root: Path) -> Path | None:
 
 
 def _supervisor_alive(identity: Any) -> bool:
-    from smdist.backends.local_processes import process_identity
+    from smdist.backends.local.processes import process_identity
 
     if not (isinstance(identity, list) and len(identity) == 2):
         return True  # a record without one: trust what it says
@@ -157,7 +157,7 @@ def _load(path: Path) -> dict[str, Any]:
 
 def read_job(job_dir: Path) -> LocalJobRecord:
     """The job's record, its status corrected for a stop asked for or a supervisor gone."""
-    from smdist.backends.local_processes import STOP_FILE
+    from smdist.backends.local.processes import STOP_FILE
 
     path = job_dir / RECORD
     record = _load(path)
@@ -194,7 +194,7 @@ def status_document(job: LocalJobRecord) -> dict[str, Any]:
 
 def log_lines(job: LocalJobRecord, follow: bool) -> Iterator[str]:
     """``<host[ rRANK]> | <text>`` lines so far; ``follow``: until the job ends."""
-    from smdist.backends.local_logs import follow as follow_log
+    from smdist.backends.local.logs import follow as follow_log
 
     if not job.log.is_file():
         raise SpecError([Problem(str(job.log), "does not exist: the job wrote no log")])
@@ -203,7 +203,7 @@ def log_lines(job: LocalJobRecord, follow: bool) -> Iterator[str]:
 
 def request_stop(job: LocalJobRecord) -> bool:
     """Ask the supervising process to stop the job; False when it has already ended."""
-    from smdist.backends.local_processes import STOP_FILE
+    from smdist.backends.local.processes import STOP_FILE
 
     if job.finished:
         return False

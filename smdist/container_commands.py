@@ -1,7 +1,7 @@
 """The command each SageMaker host starts, as the training toolkit's runners build it.
 
 ``smdist plan --hosts`` shows these; the local backend runs its own adaptation of them
-(``backends/local_launch.py``: free ports, an ssh stand-in, the emulated hosts' directories).
+(``backends/local/launch.py``: free ports, an ssh stand-in, the emulated hosts' directories).
 What each launcher runs in the container (sagemaker-training 5.x):
 
 - ``process`` / ``tf_config``: the program on every host, ``python <program> --name value ...``
@@ -22,9 +22,17 @@ import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from smdist.runtime.mpi_command import (
+    host_list,
+    mpi_exports,
+    mpi_flags,
+    smddp_exports,
+    smddp_flags,
+    split_custom_options,
+)
+
 PYTHON = "python"  # the image's interpreter (/opt/conda/bin/python3.x in the DLCs)
 TORCHRUN_PORT = 7777  # the TorchDistributedRunner's MASTER_PORT
-SMDDP_SERVER_PORT = 7592  # the SMDataParallelRunner's server port
 GETHOSTNAME_SHIM = "<sagemaker_training gethostname.so>"  # LD_PRELOAD of both MPI runners
 MPI_LAUNCHERS = ("mpirun", "smddp")
 
@@ -54,26 +62,17 @@ def torchrun_command(
     return [*command, program, *arguments]
 
 
-def split_custom_mpi_options(options: str) -> tuple[str, list[str]]:
-    """(NCCL_DEBUG, the other options in order), as the toolkit parses custom MPI options."""
-    tokens = shlex.split(options or "")
-    nccl_debug, rest, index = "INFO", [], 0
-    while index < len(tokens):
-        if tokens[index] == "--NCCL_DEBUG" and index + 1 < len(tokens):
-            nccl_debug = tokens[index + 1]
-            index += 2
-            continue
-        rest.append(tokens[index])
-        index += 1
-    return nccl_debug, rest
-
-
-def _mca(*pairs: tuple[str, str]) -> list[str]:
-    return [token for name, value in pairs for token in ("-mca", name, value)]
-
-
 def _exports(values: Sequence[str]) -> list[str]:
     return [token for value in values for token in ("-x", value)]
+
+
+def _efa_exports(efa: Mapping[str, str], *, smddp: bool) -> list[str]:
+    exports = []
+    if "FI_PROVIDER" in efa:
+        exports += ["NCCL_PROTO=simple"] if smddp else ["FI_PROVIDER=efa", "NCCL_PROTO=simple"]
+    if "FI_EFA_USE_DEVICE_RDMA" in efa:
+        exports.append("FI_EFA_USE_DEVICE_RDMA=1")
+    return exports
 
 
 def mpirun_command(
@@ -86,29 +85,17 @@ def mpirun_command(
     script: list[str],
 ) -> list[str]:
     """The MPIRunner's mpirun: every ``SM_*`` variable exported by name (``-x NAME``)."""
-    nccl_debug, additional = split_custom_mpi_options(custom_mpi_options)
-    if processes_per_host == 1:
-        host_list = list(hosts)
-    else:
-        host_list = [f"{host}:{processes_per_host}" for host in hosts]
+    flags, custom_exports, nccl_debug = split_custom_options(custom_mpi_options)
     command = [
-        "mpirun", "--host", ",".join(host_list), "-np", str(processes_per_host * len(hosts)),
-        "--allow-run-as-root", "--display-map", "--tag-output",
-        *_mca(("btl_tcp_if_include", interface), ("oob_tcp_if_include", interface),
-              ("plm_rsh_no_tree_spawn", "1")),
-        "-bind-to", "none", "-map-by", "slot",
-        *_mca(("pml", "ob1"), ("btl", "^openib"), ("orte_abort_on_non_zero_status", "1"),
-              ("btl_vader_single_copy_mechanism", "none")),
-        *_exports(["NCCL_MIN_NRINGS=4", f"NCCL_SOCKET_IFNAME={interface}",
-                   f"NCCL_DEBUG={nccl_debug}", "LD_LIBRARY_PATH", "PATH",
+        "mpirun",
+        "--host", host_list(hosts, processes_per_host, always_count=False),
+        "-np", str(processes_per_host * len(hosts)),
+        *mpi_flags(interface),
+        *_exports([*mpi_exports(interface, nccl_debug), "LD_LIBRARY_PATH", "PATH",
                    f"LD_PRELOAD={GETHOSTNAME_SHIM}"]),
-        *additional,
+        *flags, *_exports(custom_exports),
     ]  # fmt: skip
-    if "FI_PROVIDER" in efa:
-        command += _exports(["FI_PROVIDER=efa", "NCCL_PROTO=simple"])
-    if "FI_EFA_USE_DEVICE_RDMA" in efa:
-        command += _exports(["FI_EFA_USE_DEVICE_RDMA=1"])
-    return command + _exports(sm_names) + script
+    return command + _exports(_efa_exports(efa, smddp=False)) + _exports(sm_names) + script
 
 
 def smddp_command(
@@ -121,35 +108,18 @@ def smddp_command(
     script: list[str],
 ) -> list[str]:
     """The SMDataParallelRunner's mpirun, then ``smddprun``: it exports no ``SM_*`` variable."""
-    nccl_debug, additional = split_custom_mpi_options(custom_mpi_options)
-    multi_host = len(hosts) > 1
-    host_list = [f"{host}:{processes_per_host}" if multi_host else host for host in hosts]
-    flag = "SMDATAPARALLEL_USE_HOMOGENEOUS=1" if multi_host else "SMDATAPARALLEL_USE_SINGLENODE=1"
+    flags, custom_exports, nccl_debug = split_custom_options(custom_mpi_options)
+    paths = {"LD_LIBRARY_PATH": "", "PATH": ""}
+    exports = smddp_exports(interface, nccl_debug, hosts, instance_type, paths)
     command = [
-        "mpirun", "--host", ",".join(host_list), "-np", str(processes_per_host * len(hosts)),
-        "--allow-run-as-root", "--tag-output", "--oversubscribe",
-        *_mca(("btl_tcp_if_include", interface), ("oob_tcp_if_include", interface),
-              ("plm_rsh_no_tree_spawn", "1"), ("pml", "ob1"), ("btl", "^openib"),
-              ("orte_abort_on_non_zero_status", "1"),
-              ("btl_vader_single_copy_mechanism", "none"),
-              ("plm_rsh_num_concurrent", str(len(hosts)))),
-        *_exports([f"NCCL_SOCKET_IFNAME={interface}", f"NCCL_DEBUG={nccl_debug}",
-                   "LD_LIBRARY_PATH", "PATH", flag, "FI_PROVIDER=efa", "RDMAV_FORK_SAFE=1",
-                   f"LD_PRELOAD={GETHOSTNAME_SHIM}"]),
-        *additional,
+        "mpirun",
+        "--host", host_list(hosts, processes_per_host, always_count=len(hosts) > 1),
+        "-np", str(processes_per_host * len(hosts)),
+        *smddp_flags(interface, len(hosts)),
+        *_exports([*exports, f"LD_PRELOAD={GETHOSTNAME_SHIM}"]),
+        *flags, *_exports(custom_exports),
+        *_exports(_efa_exports(efa, smddp=True)),
     ]  # fmt: skip
-    if "FI_PROVIDER" in efa:
-        command += _exports(["NCCL_PROTO=simple"])
-    if "FI_EFA_USE_DEVICE_RDMA" in efa:
-        command += _exports(["FI_EFA_USE_DEVICE_RDMA=1"])
-    if multi_host:
-        command += _exports(
-            [
-                f"SMDATAPARALLEL_SERVER_ADDR={hosts[0]}",
-                f"SMDATAPARALLEL_SERVER_PORT={SMDDP_SERVER_PORT}",
-                f"SAGEMAKER_INSTANCE_TYPE={instance_type}",
-            ]
-        )
     return [*command, "smddprun", *script]
 
 

@@ -17,7 +17,7 @@ from smdist.errors import Problem, SpecError
 BACKENDS = {
     "local": "smdist.backends.local",
     "sagemaker": "smdist.backends.sagemaker",
-    "sagemaker-local": "smdist.backends.sagemaker_local",
+    "sagemaker-local": "smdist.backends.sagemaker.local_mode",
 }
 DEFAULT_BACKEND = "local"
 # The options each backend's ``launch`` takes: an unknown one is refused before anything runs,

@@ -75,6 +75,7 @@ def smddp_flags(interface: str, host_count: int) -> list[str]:
     return [
         "--allow-run-as-root",
         "--tag-output",
+        "--oversubscribe",
         *interface_flags(interface),
         *_SMDDP_FLAGS,
         "-mca",

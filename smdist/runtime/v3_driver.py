@@ -8,6 +8,8 @@ reads the same three config files the toolkit reads, gives the rank the toolkit'
 (``container_contract``: every ``SM_*`` of the toolkit, the user's arguments sorted and built the
 toolkit's way, never smdist's own settings) and then:
 
+- ``process``: runs the program on every host (smdist's torchrun launcher, for DDP with
+  restarts: v3's torchrun driver cannot restart);
 - ``tf_config``: writes ``TF_CONFIG`` (every host a worker, port 8890) and runs the script;
 - ``mpirun`` / ``smddp``: every host starts sshd; the first host waits for the others' ssh ports
   and starts the toolkit's mpirun (``mpi_command``); the others wait for mpirun's daemon to come
@@ -18,8 +20,10 @@ Standard library only: it runs in any training image, from the job's code channe
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -98,11 +102,21 @@ def toolkit_environment(
     return result
 
 
-def program_argv(program: str, arguments: list[str]) -> list[str]:
-    """A Python script with this interpreter, anything else run directly (never a shell)."""
-    if program.endswith(".py"):
-        return [sys.executable, program, *arguments]
-    return [f"./{program}", *arguments]
+def program_argv(program: str, arguments: list[str], *, launcher: str = "") -> list[str]:
+    """A Python script with this interpreter, anything else run directly (never a shell).
+
+    Under mpirun the toolkit's runners start scripts with ``python -m mpi4py`` (an uncaught
+    exception then aborts every rank) and smddp's behind ``smddprun``; so does this driver where
+    the image has them.
+    """
+    if not program.endswith(".py"):
+        return [f"./{program}", *arguments]
+    argv = [sys.executable, program, *arguments]
+    if launcher in ("mpirun", "smddp") and importlib.util.find_spec("mpi4py") is not None:
+        argv[1:1] = ["-m", "mpi4py"]
+    if launcher == "smddp" and shutil.which("smddprun"):
+        argv.insert(0, "smddprun")
+    return argv
 
 
 def _port_open(host: str, port: int) -> bool:
@@ -168,8 +182,10 @@ def main() -> int:
     env = toolkit_environment(base, config, os.environ, settings.get("framework", "pytorch"))
     hosts = json.loads(env["SM_HOSTS"])
     current = env["SM_CURRENT_HOST"]
-    program = os.environ["SM_ENTRY_SCRIPT"]
+    program = json.loads(toolkit["sagemaker_program"])
     arguments = list(json.loads(env["SM_USER_ARGS"]))
+    if launcher == "process":
+        return run(program_argv(program, arguments), env)
     if launcher == "tf_config":
         env["TF_CONFIG"] = json.dumps(build_tf_config(hosts, current, DEFAULT_PORT))
         return run(program_argv(program, arguments), env)
@@ -188,7 +204,7 @@ def main() -> int:
             launcher,
             hosts,
             int(settings["process_count_per_node"]),
-            program_argv(program, arguments),
+            program_argv(program, arguments, launcher=launcher),
             env,
             custom_options=settings.get("mpi_options") or "",
         )

@@ -156,9 +156,9 @@ class Strategy(StrictModel):
         """The SageMaker Python SDK v3 ``ModelTrainer(distributed=...)`` object, after checks.
 
         ``Torchrun`` for DDP, ``Torchrun(smp=SMP(...))`` for SMP v2, ``MPI`` for Horovod; needs
-        SDK v3 installed. See ``smdist.backends.sagemaker_v3``.
+        SDK v3 installed. See ``smdist.backends.sagemaker.v3``.
         """
-        from smdist.backends.sagemaker_v3 import model_trainer_distributed
+        from smdist.backends.sagemaker.v3 import model_trainer_distributed
 
         return model_trainer_distributed(self, cluster)
 

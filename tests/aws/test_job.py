@@ -11,7 +11,7 @@ import pytest
 import smdist
 from smdist.backends import sagemaker as backend
 from smdist.backends.base import Job, JobError, JobStatus
-from smdist.backends.sagemaker_job import LOG_GROUP
+from smdist.backends.sagemaker.job import LOG_GROUP
 from smdist.errors import SpecError
 
 from .conftest import BUCKET, REGION, ROLE

@@ -17,8 +17,8 @@ import pytest
 import yaml
 
 import smdist
-from smdist.backends import sagemaker_local
 from smdist.backends.base import JobStatus
+from smdist.backends.sagemaker import local_mode as sagemaker_local
 from smdist.errors import SpecError
 
 from .conftest import REGION

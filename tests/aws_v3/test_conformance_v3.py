@@ -16,7 +16,7 @@ import pytest
 
 from smdist import packaging
 from smdist.backends import sagemaker as backend
-from smdist.backends import sagemaker_v3 as v3
+from smdist.backends.sagemaker import v3 as v3
 from smdist.planning import plan
 from smdist.spec import JobSpec
 
@@ -74,6 +74,11 @@ STRATEGIES: dict[str, tuple[dict[str, Any], dict[str, str], list[tuple[str, int]
         {"kind": "pytorch_ddp", "launcher": "torchrun"},
         PT,
         [("ml.p3.2xlarge", 2), ("ml.c5.4xlarge", 3)],
+    ),
+    "ddp-restarts": (
+        {"kind": "pytorch_ddp", "launcher": "torchrun", "max_restarts": 2},
+        PT,
+        [("ml.p3.2xlarge", 2), ("ml.g5.12xlarge", 3)],
     ),
     "ddp-torch_distributed": (
         {"kind": "pytorch_ddp", "launcher": "torch_distributed"},

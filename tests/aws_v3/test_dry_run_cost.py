@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from smdist.backends import sagemaker_v3 as v3
+from smdist.backends.sagemaker import v3 as v3
 from smdist.planning import plan
 from smdist.spec import JobSpec
 

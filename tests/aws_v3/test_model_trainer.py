@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from smdist.backends import sagemaker_v3 as v3
+from smdist.backends.sagemaker import v3 as v3
 from smdist.errors import SpecError
 from smdist.planning import plan
 from smdist.runtime.metrics import metric_definitions
@@ -320,11 +320,14 @@ def test_strategies_v3_cannot_launch_get_smdists_driver(strategy, cluster, launc
     )
 
 
-def test_torchrun_restarts_are_refused_not_dropped(aws):
+def test_torchrun_restarts_run_smdists_launcher_not_dropped(aws):
     spec = job_spec("restarts", {"kind": "pytorch_ddp", "max_restarts": 2}, PT, "ml.g5.12xlarge", 2)
-    with pytest.raises(SpecError) as raised:
-        v3.model_trainer_distributed(spec.strategy, spec.cluster)
-    assert raised.value.problems[0].path == "strategy.max_restarts"
+    distributed = v3.model_trainer_distributed(spec.strategy, spec.cluster)
+    # v3's Torchrun driver has no --max-restarts: smdist's launcher runs on every host instead.
+    assert type(distributed).__name__ == "SmdistDriver"
+    assert distributed.launcher == "process"
+    program = json.loads(distributed.toolkit_hyperparameters["sagemaker_program"])
+    assert program == "launch_torchrun.py"
 
 
 def test_no_image_and_no_version_asks_for_image_uri(aws):

@@ -102,3 +102,27 @@ def test_horovod_script_runs_under_one_mpirun_across_both_hosts(
     digests = set(re.findall(r"weights=(\w+)", output))
     assert len(digests) == 1
     assert (results[0].root / "model" / "model.pt").is_file()
+
+
+def test_ddp_with_restarts_runs_smdists_torchrun_launcher_on_both_hosts(
+    boto_session, bucket, captured_requests, container_python, tmp_path
+):
+    request = submitted_request(
+        "torchrun_argparse", {"kind": "pytorch_ddp", "max_restarts": 1, "processes_per_host": 1},
+        {"framework_version": "2.3.0", "py_version": "py311"},
+        {"steps": 3}, tmp_path, boto_session, captured_requests,
+    )  # fmt: skip
+    results = run_request(
+        request, boto_session.client("s3"), hosts=2, python=container_python,
+        root=tmp_path / "hosts", timeout=420,
+    )  # fmt: skip
+    assert [r.returncode for r in results] == [0, 0], describe(results)
+    assert "Running SmdistDriver Driver" in results[0].output
+    ranks = {}
+    for result in results:
+        for rank, digest in re.findall(r"user-script rank=(\d) .*world=2 steps=3 weights=(\w+)",
+                                       result.output):  # fmt: skip
+            ranks[rank] = (result.host, digest)
+    assert sorted(ranks) == ["0", "1"], describe(results)
+    assert {host for host, _ in ranks.values()} == {"algo-1", "algo-2"}
+    assert len({digest for _, digest in ranks.values()}) == 1  # DDP kept them in sync

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from smdist.backends import sagemaker_v3 as v3
+from smdist.backends.sagemaker import v3 as v3
 from smdist.planning import plan
 from smdist.spec import JobSpec
 

@@ -10,7 +10,7 @@ import pytest
 
 import smdist
 from smdist.backends import BACKEND_OPTIONS, BACKENDS
-from smdist.backends.local_setup import LocalOptions
+from smdist.backends.local.setup import LocalOptions
 from smdist.errors import SpecError
 
 

@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from smdist.backends.local_failure import root_cause
-from smdist.backends.local_hosts import EmulatedHost, clean_environment
-from smdist.backends.local_launch import (
+from smdist.backends.local.failure import root_cause
+from smdist.backends.local.hosts import EmulatedHost, clean_environment
+from smdist.backends.local.launch import (
     map_host_directory,
     mpirun_command,
     program_command,
     smddp_command,
 )
-from smdist.backends.local_layout import (
+from smdist.backends.local.layout import (
     LOCAL_COLLECTIVE_TIMEOUT,
     MPIRUN,
     PROCESS,
@@ -24,9 +24,9 @@ from smdist.backends.local_layout import (
     TORCHRUN,
     plan_layout,
 )
-from smdist.backends.local_logs import attribute
-from smdist.backends.local_proctree import program_name
-from smdist.backends.local_ssh import split_ssh_arguments
+from smdist.backends.local.logs import attribute
+from smdist.backends.local.proctree import program_name
+from smdist.backends.local.ssh_stand_in import split_ssh_arguments
 from smdist.errors import SpecError
 from smdist.planning import plan
 from smdist.runtime.container_contract import (

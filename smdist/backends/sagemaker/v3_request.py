@@ -11,9 +11,10 @@ and the SageMaker backend sends exactly what it showed. What makes it v3's and n
   ``safe_serialize``), plus ``mp_parameters`` for SMP; no ``sagemaker_*`` keys;
 - ``OutputDataConfig`` gains ``CompressionType: GZIP``; there is no ProfilerConfig.
 
-How the job is launched is one of three drivers (``driver_config``): v3's torchrun driver for
+How the job is launched is one of two drivers (``driver_config``): v3's torchrun driver for
 PyTorch DDP and SMP v2, and smdist's own for TensorFlow MultiWorkerMirrored (TF_CONFIG),
-smddp (the SMDataParallelRunner's mpirun) and Horovod / SMP v1 (the MPIRunner's mpirun). Horovod
+smddp (the SMDataParallelRunner's mpirun), Horovod / SMP v1 (the MPIRunner's mpirun) and DDP
+with restarts (smdist's torchrun launcher on every host: v3's driver cannot restart). Horovod
 does not use v3's ``MPI``: its driver passes the per-host process count as ``-np`` (3.27), so a
 multi-host job would run on the first host only.
 """
@@ -26,10 +27,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from smdist import wire
-from smdist.backends.sagemaker_request import DEFAULT_VOLUME_GB, input_data_config
+from smdist.backends.sagemaker.request import DEFAULT_VOLUME_GB, input_data_config
 from smdist.cluster import Cluster
+from smdist.packaging import LAUNCHER_SCRIPT
 from smdist.planning import Plan
-from smdist.strategies import SMPv1, SMPv2, Strategy
+from smdist.strategies import PyTorchDDP, SMPv1, SMPv2, Strategy
 
 CODE_CHANNEL = "code"
 DRIVERS_CHANNEL = "sm_drivers"
@@ -89,7 +91,12 @@ def driver_config(
     """The driver for ``strategy`` on ``cluster``; ``program`` (default: v3's entry script)."""
     per_host = strategy.resolve_processes_per_host(cluster)
     launcher = strategy.container_launcher
-    if launcher in ("torchrun", "process") and not isinstance(strategy, SMPv1):
+    restarts = isinstance(strategy, PyTorchDDP) and strategy.max_restarts > 0
+    if restarts:
+        # v3's Torchrun driver starts torchrun without --max-restarts: smdist's own torchrun
+        # launcher restarts the workers, run on every host as the toolkit runs any program.
+        program = program or LAUNCHER_SCRIPT
+    elif launcher in ("torchrun", "process") and not isinstance(strategy, SMPv1):
         smp = smp_v2_parameters(strategy) if isinstance(strategy, SMPv2) else None
         return DriverConfig(
             "Torchrun", TORCHRUN_DRIVER_SCRIPT, {"process_count_per_node": per_host, "smp": smp}

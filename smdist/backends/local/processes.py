@@ -1,6 +1,6 @@
 """Start the emulated hosts' processes and see the job through to its end, whatever happens.
 
-Every host's command runs under ``local_init.py`` (its own session, a subreaper that owns the
+Every host's command runs under ``host_init.py`` (its own session, a subreaper that owns the
 host's whole process tree). The supervisor then watches:
 
 - a process exiting non-zero fails the job: every other host is stopped;
@@ -25,11 +25,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from smdist.backends import local_proctree as proctree
-from smdist.backends.local_launch import HostCommand
-from smdist.backends.local_logs import JobLog, pump
+from smdist.backends.local import proctree as proctree
+from smdist.backends.local.launch import HostCommand
+from smdist.backends.local.logs import JobLog, pump
 
-INIT_SCRIPT = Path(__file__).with_name("local_init.py")
+INIT_SCRIPT = Path(__file__).with_name("host_init.py")
 KILL_MARGIN = 5.0  # seconds past the grace period before smdist kills an init process itself
 POLL_SECONDS = 0.05
 

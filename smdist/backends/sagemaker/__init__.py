@@ -1,7 +1,7 @@
 """Real SageMaker training jobs: as SDK v3 sends them when it is installed, else through v2.
 
 With the SageMaker Python SDK 3.x installed (``smdist[sagemaker]``) ``launch`` and ``dry_run``
-hand over to ``sagemaker_v3_submit``. With 2.x (``smdist[sagemaker-v2]``) the job goes through
+hand over to ``v3_submit``. With 2.x (``smdist[sagemaker-v2]``) the job goes through
 the estimators, as below.
 
 ``launch(plan)`` ships the code once per distinct content: the bundle's content digest names
@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from smdist import packaging
-from smdist.backends import sagemaker_request as request_
-from smdist.backends import sagemaker_sdk as sdk
 from smdist.backends.job_names import unique_job_name
-from smdist.backends.sagemaker_job import DEFAULT_POLL_SECONDS, SageMakerJob, attach
+from smdist.backends.sagemaker import request as request_
+from smdist.backends.sagemaker import sdk as sdk
+from smdist.backends.sagemaker.job import DEFAULT_POLL_SECONDS, SageMakerJob, attach
 from smdist.errors import Problem, SpecError
 from smdist.planning import Plan
 from smdist.submission import Submission
@@ -113,7 +113,7 @@ def resolve_region(spec: Any, region: str | None) -> str:
 
 def sdk_v3_installed() -> bool:
     """Whether the installed SageMaker Python SDK is 3.x: jobs then go out as v3 sends them."""
-    from smdist.backends.sagemaker_v3 import sdk_version
+    from smdist.backends.sagemaker.v3 import sdk_version
 
     return (sdk_version() or "").startswith("3.")
 
@@ -196,10 +196,10 @@ def launch(
 ) -> SageMakerJob:
     """Upload the code if it is new, create the training job, return it (not waiting).
 
-    With SDK v3 installed the job is v3's (``sagemaker_v3_submit``); with v2, an estimator's.
+    With SDK v3 installed the job is v3's (``v3_submit``); with v2, an estimator's.
     """
     if sdk_v3_installed():
-        from smdist.backends import sagemaker_v3_submit
+        from smdist.backends.sagemaker import v3_submit as sagemaker_v3_submit
 
         return sagemaker_v3_submit.launch(
             plan,
@@ -260,7 +260,7 @@ def dry_run(
 ) -> DryRun:
     """The request ``launch`` would send, with no AWS call and no credentials needed."""
     if sdk_v3_installed():
-        from smdist.backends import sagemaker_v3_submit
+        from smdist.backends.sagemaker import v3_submit as sagemaker_v3_submit
 
         return sagemaker_v3_submit.dry_run(
             plan, bucket=bucket, role=role, region=region, job_name=job_name

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from smdist.backends.local_layout import LocalLayout
+from smdist.backends.local.layout import LocalLayout
 from smdist.runtime.container_contract import (
     FRAMEWORK_MODULES,
     HostConfig,
@@ -32,7 +32,7 @@ from smdist.runtime.container_contract import (
 )
 
 if TYPE_CHECKING:
-    from smdist.backends.local_network import HostNames
+    from smdist.backends.local.network import HostNames
     from smdist.planning import Plan
 
 NETWORK_INTERFACE = "lo"  # what the hosts share here: loopback

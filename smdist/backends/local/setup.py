@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from smdist.backends.local_layout import MPI_LAUNCHERS, TORCHRUN, LocalLayout
+from smdist.backends.local.layout import MPI_LAUNCHERS, TORCHRUN, LocalLayout
 from smdist.errors import Problem, SetupError, SpecError
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """Real SageMaker training jobs, as SDK v3's ``ModelTrainer`` would submit them.
 
 The ``sagemaker`` backend comes here when the installed SageMaker Python SDK is 3.x. The request
-is v3's, field for field (``sagemaker_v3_request``; ``tests/aws_v3`` compares it with what
+is v3's, field for field (``v3_request``; ``tests/aws_v3`` compares it with what
 ``ModelTrainer.train()`` sends), and so are the two channels the container reads: the code, and
 the drivers v3 would upload (``sagemaker_v3_drivers.write_drivers``). What differs is the cost:
 both channels live under content-addressed S3 keys (``smdist/source/<digest>/sourcedir.tar.gz``,
@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from smdist import packaging
-from smdist.backends import sagemaker_request as request_
-from smdist.backends import sagemaker_v3 as v3
-from smdist.backends import sagemaker_v3_request as v3_request
 from smdist.backends.job_names import unique_job_name
-from smdist.backends.sagemaker_job import DEFAULT_POLL_SECONDS, SageMakerJob
+from smdist.backends.sagemaker import request as request_
+from smdist.backends.sagemaker import v3 as v3
+from smdist.backends.sagemaker import v3_request as v3_request
+from smdist.backends.sagemaker.job import DEFAULT_POLL_SECONDS, SageMakerJob
 from smdist.planning import Plan
 from smdist.runtime.metrics import metric_definitions
 
@@ -57,7 +57,7 @@ def upload_drivers(
     uploaded = 0
     with tempfile.TemporaryDirectory(prefix="smdist-drivers-") as tmp:
         root = Path(tmp)
-        from smdist.backends.sagemaker_v3_drivers import write_drivers
+        from smdist.backends.sagemaker.v3_drivers import write_drivers
 
         write_drivers(plan, code_uri, root)
         files = sorted(p for p in root.rglob("*") if p.is_file())
@@ -95,7 +95,7 @@ def launch(
 ) -> SageMakerJob:
     """Upload what is new, create the training job, return it (not waiting)."""
     from smdist.backends import sagemaker as backend
-    from smdist.backends import sagemaker_sdk as sdk
+    from smdist.backends.sagemaker import sdk as sdk
 
     spec = plan.spec
     request_.check_cloud_spec(spec)

@@ -19,10 +19,10 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from smdist.backends.sagemaker_v3_request import DriverConfig, plan_driver_config
+from smdist.backends.sagemaker.v3_request import DriverConfig, plan_driver_config
 from smdist.planning import Plan
 
-DRIVER_DIR = Path(__file__).resolve().parents[1] / "drivers"
+DRIVER_DIR = Path(__file__).resolve().parents[2] / "drivers"
 TARBALL = "sourcedir.tar.gz"
 
 

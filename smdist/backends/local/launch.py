@@ -7,7 +7,7 @@
   a static rendezvous on the first host (a free port instead of the container's 7777);
 - ``mpi`` (Horovod, SMP v1): ONE ``mpirun`` on the first host spanning all hosts, with the
   MPIRunner's options (``--tag-output``, ``-x`` of every ``SM_*`` variable, ...), plus
-  ``--oversubscribe``; it reaches the other hosts through the ssh stand-in (``local_ssh.py``),
+  ``--oversubscribe``; it reaches the other hosts through the ssh stand-in (``ssh_stand_in.py``),
   so every rank gets Open MPI's ``OMPI_COMM_WORLD_*`` variables as on SageMaker;
 - ``smdistributed.dataparallel``: ONE ``mpirun`` with the SMDataParallelRunner's options and
   exactly its exports (NCCL and ``SMDATAPARALLEL_*`` settings, no ``SM_*``), without
@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from smdist.backends.local_hosts import (
+from smdist.backends.local.hosts import (
     TOKEN_VARIABLE,
     EmulatedHost,
     JobSettings,
@@ -50,10 +50,10 @@ from smdist.backends.local_hosts import (
     write_config,
     write_environment_files,
 )
-from smdist.backends.local_layout import MPI_LAUNCHERS, SMDDP, TORCHRUN, LocalLayout
-from smdist.backends.local_network import free_ports
-from smdist.backends.local_setup import job_region
-from smdist.backends.local_ssh import HOSTS_VARIABLE
+from smdist.backends.local.layout import MPI_LAUNCHERS, SMDDP, TORCHRUN, LocalLayout
+from smdist.backends.local.network import free_ports
+from smdist.backends.local.setup import job_region
+from smdist.backends.local.ssh_stand_in import HOSTS_VARIABLE
 from smdist.runtime.mpi_command import (
     MPI_EXPORTED,
     host_list,
@@ -65,11 +65,11 @@ from smdist.runtime.mpi_command import (
 )
 
 if TYPE_CHECKING:
-    from smdist.backends.local_network import HostNames
+    from smdist.backends.local.network import HostNames
     from smdist.planning import Plan
 
 MPI_TAGS = "mpirun"
-SSH_STAND_IN = Path(__file__).with_name("local_ssh.py")
+SSH_STAND_IN = Path(__file__).with_name("ssh_stand_in.py")
 
 
 @dataclass(frozen=True)
@@ -230,11 +230,11 @@ def _host_exports(
     return exports
 
 
-def _emulation_flags(ssh: Path) -> list[str]:
+def _emulation_flags(ssh: Path, *, oversubscribe: bool = True) -> list[str]:
     """What the emulation adds to mpirun: ranks may share this machine's cores; remote starts
     go through the ssh stand-in; a daemon that never calls back fails the launch, not hangs it."""
     return [
-        "--oversubscribe",
+        *(["--oversubscribe"] if oversubscribe else []),
         "-mca", "plm_rsh_agent", str(ssh),
         "-mca", "orte_startup_timeout", "120",
     ]  # fmt: skip
@@ -302,7 +302,7 @@ def smddp_command(
         "mpirun",
         "--host", host_list(names, per_host, always_count=len(hosts) > 1),
         *smddp_flags(interface, len(hosts)),
-        *_emulation_flags(ssh),
+        *_emulation_flags(ssh, oversubscribe=False),  # the runner's own flags have it
         *flags,
     ]  # fmt: skip
     exported = [

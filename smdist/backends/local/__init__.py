@@ -23,27 +23,29 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from smdist.backends import local_failure, local_processes, local_proctree
 from smdist.backends.base import JobError, JobStatus
 from smdist.backends.job_names import unique_job_name
-from smdist.backends.local_artifacts import (
+from smdist.backends.local import failure as local_failure
+from smdist.backends.local import processes as local_processes
+from smdist.backends.local import proctree as local_proctree
+from smdist.backends.local.artifacts import (
     output_location,
     restore_checkpoints,
     stage_channels,
     upload_outputs,
 )
-from smdist.backends.local_hosts import (
+from smdist.backends.local.hosts import (
     TOKEN_VARIABLE,
     EmulatedHost,
     make_hosts,
 )
-from smdist.backends.local_launch import HostCommand, prepare_commands
-from smdist.backends.local_layout import MPI_LAUNCHERS, LocalLayout, plan_layout
-from smdist.backends.local_logs import ConsoleView, JobLog
-from smdist.backends.local_logs import follow as follow_log
-from smdist.backends.local_network import choose_host_names
-from smdist.backends.local_processes import MAX_RUN, REQUESTED, STALL, Outcome, Supervisor
-from smdist.backends.local_setup import (
+from smdist.backends.local.launch import HostCommand, prepare_commands
+from smdist.backends.local.layout import MPI_LAUNCHERS, LocalLayout, plan_layout
+from smdist.backends.local.logs import ConsoleView, JobLog
+from smdist.backends.local.logs import follow as follow_log
+from smdist.backends.local.network import choose_host_names
+from smdist.backends.local.processes import MAX_RUN, REQUESTED, STALL, Outcome, Supervisor
+from smdist.backends.local.setup import (
     LocalOptions,
     PrepareError,
     check_tools,

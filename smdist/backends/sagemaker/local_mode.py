@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from smdist import packaging
-from smdist.backends import sagemaker_request as request_
-from smdist.backends import sagemaker_sdk as sdk
 from smdist.backends.base import JobError, JobStatus
 from smdist.backends.job_names import unique_job_name
+from smdist.backends.sagemaker import request as request_
+from smdist.backends.sagemaker import sdk as sdk
 from smdist.errors import Problem, SpecError
 from smdist.planning import Plan
 

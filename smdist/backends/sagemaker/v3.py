@@ -21,14 +21,14 @@ from importlib import metadata
 from typing import Any
 
 from smdist import packaging
-from smdist.backends import sagemaker_v3_request as v3_request
-from smdist.backends.sagemaker_v3_drivers import distributed_object, source_code
-from smdist.backends.sagemaker_v3_request import driver_config, plan_driver_config
+from smdist.backends.sagemaker import v3_request as v3_request
+from smdist.backends.sagemaker.v3_drivers import distributed_object, source_code
+from smdist.backends.sagemaker.v3_request import driver_config, plan_driver_config
 from smdist.cluster import Cluster
 from smdist.errors import Problem, SpecError
 from smdist.planning import Plan
 from smdist.runtime.metrics import metric_definitions
-from smdist.strategies import PyTorchDDP, Strategy
+from smdist.strategies import Strategy
 
 # The SDK's "defaults" config, given explicitly: telemetry off, and no config file of the
 # user's (~/.config/sagemaker) can change the job behind the plan's back.
@@ -68,26 +68,14 @@ def model_trainer_distributed(strategy: Strategy, cluster: Cluster) -> Any:
     """The SDK v3 ``distributed=`` object for ``strategy`` on ``cluster``, after checking both.
 
     PyTorch DDP (either launcher) -> ``Torchrun``; SMP v2 -> ``Torchrun(smp=SMP(...))`` with
-    the settings smdist renders in ``mp_parameters``. MWMS, smddp, SMP v1 and Horovod ->
-    smdist's own driver (``SmdistDriver``), which launches them as the training toolkit does.
+    the settings smdist renders in ``mp_parameters``. MWMS, smddp, SMP v1, Horovod, and DDP
+    with ``max_restarts`` -> smdist's own driver (``SmdistDriver``), which launches them as the
+    training toolkit does.
     Processes per host are always stated, never left to the driver's GPU count.
     """
     errors = [p for p in strategy.check(cluster) if p.severity == "error"]
     if errors:
         raise SpecError(errors)
-    if isinstance(strategy, PyTorchDDP) and strategy.max_restarts:
-        raise SpecError(
-            [
-                Problem(
-                    "strategy.max_restarts",
-                    "SDK v3's Torchrun driver starts torchrun without --max-restarts, so "
-                    "the workers would not be restarted",
-                    strategy.max_restarts,
-                    "0, or submit through the SDK v2 estimators (smdist's torchrun "
-                    "launcher restarts)",
-                )
-            ]
-        )
     require_sdk_v3()
     return distributed_object(driver_config(strategy, cluster))
 
@@ -256,7 +244,7 @@ def model_trainer(
     """
     require_sdk_v3()
     spec = plan.spec
-    model_trainer_distributed(spec.strategy, spec.cluster)  # refuses what v3 cannot run
+    model_trainer_distributed(spec.strategy, spec.cluster)  # the strategy's own checks
     distributed = distributed_object(plan_driver_config(plan))  # with the plan's program
     job_role = role or spec.role
     if not job_role:

@@ -1,6 +1,6 @@
 """The first process of an emulated host: it starts the host's command and owns its tree.
 
-Usage: ``python -S -E local_init.py --grace SECONDS --parent PID -- command ...``
+Usage: ``python -S -E host_init.py --grace SECONDS --parent PID -- command ...``
 
 A SageMaker host is a container: when its main process ends, or the job is stopped, nothing
 started inside it survives. One process per emulated host gives the same guarantee here:
@@ -52,7 +52,7 @@ def _parse(argv: list[str]) -> tuple[float, int, list[str]]:
         index += 2
     command = argv[index + 1 :]
     if not command:
-        raise SystemExit("local_init.py: no command given after --")
+        raise SystemExit("host_init.py: no command given after --")
     return grace, parent, command
 
 

@@ -79,7 +79,7 @@ def training_image(plan: Plan, region: str) -> str:
             ]
         )
     try:
-        from smdist.backends.sagemaker_sdk import contained, import_sagemaker
+        from smdist.backends.sagemaker.sdk import contained, import_sagemaker
 
         import_sagemaker()
         from sagemaker import image_uris

@@ -27,8 +27,8 @@ from urllib.parse import unquote, urlparse
 from smdist.errors import Problem, SpecError
 
 if TYPE_CHECKING:
-    from smdist.backends.local_hosts import EmulatedHost
-    from smdist.backends.local_logs import JobLog
+    from smdist.backends.local.hosts import EmulatedHost
+    from smdist.backends.local.logs import JobLog
     from smdist.spec import Input, JobSpec
 
 

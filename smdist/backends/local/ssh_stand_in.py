@@ -10,7 +10,7 @@ What makes it a different host is its environment, set as variables and never as
 login starts from that host's own environment file (as a SageMaker worker's ssh login starts
 from the ``/etc/environment`` it wrote: its own ``SM_*`` values, its share of the GPUs, its host
 name for ``gethostname()``), in its working directory (its ``code/``). What mpirun exports
-(``-x``) then overrides that in the ranks, per host (``local_launch``).
+(``-x``) then overrides that in the ranks, per host (``launch``).
 
 Configured through the environment the launcher passes on: ``SMDIST_LOCAL_HOSTS`` (a JSON
 object host -> {"base": its /opt/ml directory, "gpus": its CUDA_VISIBLE_DEVICES,
