@@ -13,7 +13,6 @@ and buckets created, counted on the server. Prints the figures and the ratio.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
 import sys
@@ -30,6 +29,7 @@ from bench_submit import (  # noqa: E402
     free_port,
     make_source_dir,
     start_moto,
+    use_moto,
 )
 
 
@@ -67,15 +67,7 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="smdist-bench-dry-run-"))
     port = free_port()
     server = start_moto(port, work / "moto.log")
-    os.environ.update(
-        AWS_ACCESS_KEY_ID="bench",
-        AWS_SECRET_ACCESS_KEY="bench",
-        AWS_DEFAULT_REGION=REGION,
-        AWS_ENDPOINT_URL=f"http://127.0.0.1:{port}",
-        AWS_CONFIG_FILE=str(work / "no-config"),
-        AWS_SHARED_CREDENTIALS_FILE=str(work / "no-credentials"),
-        SAGEMAKER_VALIDATE_ROLE="false",
-    )
+    use_moto(work, port)
     try:
         import boto3
         from sagemaker.core.training.configs import Compute, SourceCode

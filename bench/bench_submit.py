@@ -81,6 +81,20 @@ def make_source_dir(root: Path, megabytes: int) -> int:
     return sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
 
 
+def use_moto(work: Path, port: int) -> None:
+    """Every AWS call of this process to the moto server, with dummy credentials."""
+    os.environ.update(
+        AWS_ACCESS_KEY_ID="bench",
+        AWS_SECRET_ACCESS_KEY="bench",
+        AWS_DEFAULT_REGION=REGION,
+        AWS_ENDPOINT_URL=f"http://127.0.0.1:{port}",
+        AWS_CONFIG_FILE=str(work / "no-config"),
+        AWS_SHARED_CREDENTIALS_FILE=str(work / "no-credentials"),
+        SAGEMAKER_SUPPRESS_V2_WARNING="1",
+        SAGEMAKER_VALIDATE_ROLE="false",
+    )
+
+
 def bucket_objects(s3) -> dict[str, tuple[str, int]]:
     objects: dict[str, tuple[str, int]] = {}
     for page in s3.get_paginator("list_objects_v2").paginate(Bucket=BUCKET):
@@ -135,16 +149,7 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="smdist-bench-submit-"))
     port = free_port()
     server = start_moto(port, work / "moto.log")
-    os.environ.update(
-        AWS_ACCESS_KEY_ID="bench",
-        AWS_SECRET_ACCESS_KEY="bench",
-        AWS_DEFAULT_REGION=REGION,
-        AWS_ENDPOINT_URL=f"http://127.0.0.1:{port}",
-        AWS_CONFIG_FILE=str(work / "no-config"),
-        AWS_SHARED_CREDENTIALS_FILE=str(work / "no-credentials"),
-        SAGEMAKER_SUPPRESS_V2_WARNING="1",
-        SAGEMAKER_VALIDATE_ROLE="false",
-    )
+    use_moto(work, port)
     try:
         import boto3
 

@@ -26,7 +26,7 @@ import subprocess
 import sys
 import time
 
-import local_proctree as proctree
+import proctree  # this script runs from its own directory, as a file, without smdist
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36

@@ -240,6 +240,26 @@ def _emulation_flags(ssh: Path, *, oversubscribe: bool = True) -> list[str]:
     ]  # fmt: skip
 
 
+def _host_contexts(
+    hosts: list[EmulatedHost],
+    per_host: int,
+    exports: list[list[str]],
+    programs: list[list[str]],
+) -> list[str]:
+    """mpirun's per-host contexts (``A : B``): each host its ranks, its own code directory (the
+    hosts' ``/opt/ml`` differ here), its exports and its program's argv."""
+    command: list[str] = []
+    for index, host in enumerate(hosts):
+        if index:
+            command.append(":")
+        command += ["-np", str(per_host), "-host", f"{host.name}:{per_host}"]
+        command += ["-wdir", str(host.code)]
+        for export in exports[index]:
+            command += ["-x", export]
+        command += programs[index]
+    return command
+
+
 def mpirun_command(
     layout: LocalLayout,
     hosts: list[EmulatedHost],
@@ -262,21 +282,17 @@ def mpirun_command(
         *_emulation_flags(ssh),
         *flags,
     ]  # fmt: skip
-    for index, host in enumerate(hosts):
-        if index:
-            command.append(":")
-        command += ["-np", str(per_host), "-host", f"{host.name}:{per_host}"]
-        command += ["-wdir", str(host.code)]
-        exported = [
-            *mpi_exports(interface, nccl_debug),
-            *(name for name in MPI_EXPORTED if name in main_env),
-            *custom_exports,
-            *_host_exports(main_env, hosts[0], host, layout.host_gpus[host.index]),
-        ]
-        for export in exported:
-            command += ["-x", export]
-        command += program_command(python, program, host_arguments[index])
-    return command
+    shared = [
+        *mpi_exports(interface, nccl_debug),
+        *(name for name in MPI_EXPORTED if name in main_env),
+        *custom_exports,
+    ]
+    exports = [
+        shared + _host_exports(main_env, hosts[0], host, layout.host_gpus[host.index])
+        for host in hosts
+    ]
+    programs = [program_command(python, program, arguments) for arguments in host_arguments]
+    return command + _host_contexts(hosts, per_host, exports, programs)
 
 
 def smddp_command(
@@ -309,12 +325,5 @@ def smddp_command(
         *smddp_exports(interface, nccl_debug, names, instance_type, main_env),
         *custom_exports,
     ]
-    for index, host in enumerate(hosts):
-        if index:
-            command.append(":")
-        command += ["-np", str(per_host), "-host", f"{host.name}:{per_host}"]
-        command += ["-wdir", str(host.code)]
-        for export in exported:
-            command += ["-x", export]
-        command += program_command(python, program, host_arguments[index])
-    return command
+    programs = [program_command(python, program, arguments) for arguments in host_arguments]
+    return command + _host_contexts(hosts, per_host, [exported] * len(hosts), programs)

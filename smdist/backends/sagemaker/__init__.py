@@ -28,12 +28,12 @@ from smdist import packaging
 from smdist.backends.job_names import unique_job_name
 from smdist.backends.sagemaker import request as request_
 from smdist.backends.sagemaker import sdk as sdk
+from smdist.backends.sagemaker.dry_run import BUCKET_VARIABLE, DryRun, prepare_dry_run
 from smdist.backends.sagemaker.job import DEFAULT_POLL_SECONDS, SageMakerJob, attach
 from smdist.errors import Problem, SpecError
 from smdist.planning import Plan
 from smdist.submission import Submission
 
-BUCKET_VARIABLE = "SMDIST_BUCKET"
 ROLE_VARIABLE = "SMDIST_ROLE"
 _NAME_ATTEMPTS = 3
 
@@ -46,30 +46,6 @@ class SourceUpload:
     digest: str
     uploaded_bytes: int  # 0 when the same content was already there
     files: list[str] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class DryRun:
-    """What ``launch`` would do: the request, the code it would ship and where."""
-
-    request: dict[str, Any]
-    files: list[str]
-    source_uri: str
-    content_digest: str
-    estimator: str
-    warnings: list[str]
-    excluded_secrets: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "estimator": self.estimator,
-            "source_uri": self.source_uri,
-            "content_digest": self.content_digest,
-            "files": self.files,
-            "excluded_secrets": self.excluded_secrets,
-            "warnings": self.warnings,
-            "CreateTrainingJob": self.request,
-        }
 
 
 # ---- resolution of the account-specific parts --------------------------------------------------
@@ -98,17 +74,6 @@ def require_role(plan: Plan, role: str | None) -> str:
                 )
             ]
         ) from None
-
-
-def resolve_region(spec: Any, region: str | None) -> str:
-    """The region a dry run shows: given, the spec's, the AWS environment's, or a placeholder."""
-    return (
-        region
-        or spec.region
-        or os.environ.get("AWS_REGION")
-        or os.environ.get("AWS_DEFAULT_REGION")
-        or "<region>"
-    )
 
 
 def sdk_v3_installed() -> bool:
@@ -265,34 +230,17 @@ def dry_run(
         return sagemaker_v3_submit.dry_run(
             plan, bucket=bucket, role=role, region=region, job_name=job_name
         )
-    spec = plan.spec
-    request_.check_cloud_spec(spec)
-    entries = packaging.bundle(plan)
-    digest = packaging.content_digest(entries)
-    job_bucket = bucket or os.environ.get(BUCKET_VARIABLE) or "<default bucket>"
-    job_region = resolve_region(spec, region)
-    code_uri = request_.source_uri(job_bucket, digest)
-    job_role = resolve_role(plan, role) or "<role>"
+    shown = prepare_dry_run(plan, bucket=bucket, region=region)
     submission = plan.bind(
-        job_name=job_name or unique_job_name(spec.name),
-        region=job_region,
-        bucket=job_bucket,
-        role=job_role,
-        code_uri=code_uri,
+        job_name=job_name or unique_job_name(plan.spec.name),
+        region=shown.region,
+        bucket=shown.bucket,
+        role=resolve_role(plan, role) or "<role>",
+        code_uri=shown.code_uri,
     )
-    image = request_.training_image(plan, job_region)
+    image = request_.training_image(plan, shown.region)
     request = request_.create_training_job_request(submission, image=image)
-    return DryRun(
-        request=request,
-        files=[arcname for _, arcname in entries],
-        source_uri=code_uri,
-        content_digest=digest,
-        estimator=plan.estimator,
-        warnings=[str(w) for w in plan.warnings],
-        excluded_secrets=packaging.excluded_secrets(Path(spec.code.source_dir))
-        if spec.code.source_dir
-        else [],
-    )
+    return shown.result(request, plan.estimator)
 
 
 def attach_job(

@@ -22,6 +22,7 @@ from smdist.backends.job_names import unique_job_name
 from smdist.backends.sagemaker import request as request_
 from smdist.backends.sagemaker import v3 as v3
 from smdist.backends.sagemaker import v3_request as v3_request
+from smdist.backends.sagemaker.dry_run import DryRun, prepare_dry_run
 from smdist.backends.sagemaker.job import DEFAULT_POLL_SECONDS, SageMakerJob
 from smdist.planning import Plan
 from smdist.runtime.metrics import metric_definitions
@@ -144,35 +145,19 @@ def dry_run(
     role: str | None = None,
     region: str | None = None,
     job_name: str | None = None,
-) -> Any:
+) -> DryRun:
     """The request ``launch`` would send: no AWS call, no upload, no credentials needed."""
     from smdist.backends import sagemaker as backend
 
-    spec = plan.spec
-    request_.check_cloud_spec(spec)
-    entries = packaging.bundle(plan)
-    digest = packaging.content_digest(entries)
-    job_bucket = bucket or os.environ.get(backend.BUCKET_VARIABLE) or "<default bucket>"
-    job_region = backend.resolve_region(spec, region)
-    code_uri = request_.source_uri(job_bucket, digest)
-    drivers_digest = v3_request.drivers_digest(plan, v3.sdk_version() or "", code_uri)
+    shown = prepare_dry_run(plan, bucket=bucket, region=region)
+    drivers_digest = v3_request.drivers_digest(plan, v3.sdk_version() or "", shown.code_uri)
     request = render(
         plan,
-        job_name=job_name or unique_job_name(spec.name),
+        job_name=job_name or unique_job_name(plan.spec.name),
         role=backend.resolve_role(plan, role) or "<role>",
-        bucket=job_bucket,
-        region=job_region,
-        code_uri=code_uri,
-        drivers=v3_request.drivers_uri(job_bucket, drivers_digest),
+        bucket=shown.bucket,
+        region=shown.region,
+        code_uri=shown.code_uri,
+        drivers=v3_request.drivers_uri(shown.bucket, drivers_digest),
     )
-    return backend.DryRun(
-        request=request,
-        files=[arcname for _, arcname in entries],
-        source_uri=code_uri,
-        content_digest=digest,
-        estimator=ESTIMATOR,
-        warnings=[str(w) for w in plan.warnings],
-        excluded_secrets=packaging.excluded_secrets(Path(spec.code.source_dir))
-        if spec.code.source_dir
-        else [],
-    )
+    return shown.result(request, ESTIMATOR)

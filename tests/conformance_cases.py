@@ -1,0 +1,87 @@
+"""The jobs both conformance suites submit (SDK v2 in tests/aws, SDK v3 in tests/aws_v3): every
+strategy, both DDP launchers (with and without restarts) and both SMP versions, each on two
+clusters. Free of any SDK import: the two suites run in different environments.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+PT = {"framework_version": "2.3.0", "py_version": "py311"}
+TF = {"framework_version": "2.14", "py_version": "py310"}
+SMDDP = {"framework_version": "2.2.0", "py_version": "py310"}
+SMP1 = {"framework_version": "1.13.1", "py_version": "py39"}
+SMP2 = {"framework_version": "2.3.1", "py_version": "py311"}
+# The last training images that carry Horovod.
+HOROVOD_PT = {"framework_version": "2.0.0", "py_version": "py310"}
+HOROVOD_TF = {"framework_version": "2.12", "py_version": "py310"}
+
+STRATEGIES: dict[str, tuple[dict[str, Any], dict[str, str], list[tuple[str, int]]]] = {
+    "mwms": (
+        {"kind": "mwms", "communication": "ring", "collective_timeout": 600},
+        TF,
+        [("ml.g5.xlarge", 2), ("ml.c5.2xlarge", 3)],
+    ),
+    "horovod-pytorch": (
+        {"kind": "horovod", "framework": "pytorch", "processes_per_host": 1},
+        HOROVOD_PT,
+        [("ml.p3.2xlarge", 2), ("ml.g5.12xlarge", 2)],
+    ),
+    "horovod-tensorflow": (
+        {
+            "kind": "horovod",
+            "framework": "tensorflow",
+            "processes_per_host": 4,
+            "custom_mpi_options": "-verbose -x NCCL_DEBUG=INFO",
+        },
+        HOROVOD_TF,
+        [("ml.g5.12xlarge", 2), ("ml.p3.8xlarge", 3)],
+    ),
+    "ddp-torchrun": (
+        {"kind": "pytorch_ddp", "launcher": "torchrun", "max_restarts": 2},
+        PT,
+        [("ml.p3.2xlarge", 2), ("ml.c5.4xlarge", 3)],
+    ),
+    "ddp-static": (
+        {"kind": "pytorch_ddp", "launcher": "torchrun"},
+        PT,
+        [("ml.p3.2xlarge", 2), ("ml.g5.12xlarge", 3)],
+    ),
+    "ddp-torch_distributed": (
+        {"kind": "pytorch_ddp", "launcher": "torch_distributed"},
+        PT,
+        [("ml.g5.12xlarge", 2), ("ml.p4d.24xlarge", 4)],
+    ),
+    "sddp": (
+        {"kind": "sddp", "custom_mpi_options": "-verbose -x NCCL_DEBUG=VERSION"},
+        SMDDP,
+        [("ml.p4d.24xlarge", 2), ("ml.p4de.24xlarge", 3)],
+    ),
+    "smp-v1": (
+        {
+            "kind": "sdmp",
+            "version": 1,
+            "partitions": 2,
+            "microbatches": 8,
+            "pipeline": "interleaved",
+            "placement_strategy": "cluster",
+            "ddp": True,
+            "processes_per_host": 8,
+        },
+        SMP1,
+        [("ml.p3.16xlarge", 2), ("ml.p4d.24xlarge", 1)],
+    ),
+    "smp-v2": (
+        {"kind": "sdmp", "version": 2, "hybrid_shard_degree": 8, "tensor_parallel_degree": 1},
+        SMP2,
+        [("ml.p4d.24xlarge", 2), ("ml.p5.48xlarge", 2)],
+    ),
+}
+
+CASES = [
+    pytest.param(name, strategy, code, cluster, id=f"{name}-{cluster[0]}x{cluster[1]}")
+    for name, (strategy, code, clusters) in STRATEGIES.items()
+    for cluster in clusters
+]
