@@ -45,6 +45,7 @@ from .tf_config import DEFAULT_PORT, build_tf_config
 DRIVER_CONFIG = "/opt/ml/input/data/sm_drivers/distributed.json"
 SSH_PORT = 22
 SSHD = "/usr/sbin/sshd"
+ETC_ENVIRONMENT = Path("/etc/environment")
 MPI_DAEMONS = ("orted", "prted")
 HOST_WAIT_SECONDS = 300  # v3's own MPI driver waits as long for its workers
 DAEMON_APPEAR_SECONDS = 1800
@@ -161,6 +162,14 @@ def wait_for_mpi_daemon(appear: float = DAEMON_APPEAR_SECONDS, poll: float = 1.0
     return 0
 
 
+def publish_environment(env: Mapping[str, str], path: Path = ETC_ENVIRONMENT) -> None:
+    """The rank environment into ``/etc/environment``, for the sshd sessions mpirun opens
+    here (the training toolkit and v3's own MPI driver do the same)."""
+    lines = [f"{key}={value}" for key, value in env.items() if "\n" not in value and key]
+    with open(path, "a") as handle:
+        handle.write("".join(line + "\n" for line in lines))
+
+
 def start_sshd() -> subprocess.Popen | None:
     if not Path(SSHD).exists():
         return None
@@ -192,6 +201,7 @@ def main() -> int:
     if launcher not in ("mpirun", "smddp"):
         print(f"smdist driver: unknown launcher {launcher!r}", flush=True)
         return 2
+    publish_environment(env)
     sshd = start_sshd()
     try:
         if current != hosts[0]:

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .emulated_namespace import OPT_ML, SYSTEM_PATH
+from .emulated_namespace import ETC_ENVIRONMENT, OPT_ML, SYSTEM_PATH
 
 NAMESPACE_PROGRAM = Path(__file__).with_name("emulated_namespace.py").absolute()
 # What a Deep Learning Container's image sets (Dockerfile ENV) and a container runtime adds.
@@ -324,6 +324,7 @@ def _start_host(state: Path, host: str, host_root: Path, argv: list[str], env: d
     """Start host's container: new mount, UTS and network namespaces, then ``enter``."""
     state.mkdir(parents=True, exist_ok=True)
     (state / "env.json").write_text(json.dumps(env))
+    (state / ETC_ENVIRONMENT).write_text("")  # the host's own /etc/environment
     spec = {"host": host, "root": str(host_root), "hosts_file": str(state.parent / "hosts"),
             "scratch": str(state / "scratch"), "state": str(state), "argv": argv,
             "env": env}  # fmt: skip

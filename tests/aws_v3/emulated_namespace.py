@@ -29,6 +29,9 @@ SSH_OPTIONS_WITH_VALUE = set("bceilmopBDEFIJLOQRSwW")
 SSHD = "/usr/sbin/sshd"
 
 
+ETC_ENVIRONMENT = "etc-environment"  # in the host's state directory; its /etc/environment
+
+
 def _mount(*arguments: str) -> None:
     subprocess.run(["mount", *arguments], check=True)
 
@@ -81,6 +84,7 @@ def enter(spec_path: str) -> None:
     _provide_opt_ml(Path(spec["scratch"]))
     _mount("--bind", spec["root"], str(OPT_ML))
     _mount("--bind", spec["hosts_file"], "/etc/hosts")
+    _mount("--bind", str(state / ETC_ENVIRONMENT), "/etc/environment")
     socket.sethostname(spec["host"])
     os.chdir("/")
     _await(state / "network", "the host's network")  # cabled from outside
@@ -92,6 +96,16 @@ def enter(spec_path: str) -> None:
     except OSError as exc:
         print(f"emulated container: cannot run {argv[0]!r}: {exc}", file=sys.stderr)
         raise SystemExit(127) from None
+
+
+def etc_environment(text: str) -> dict[str, str]:
+    """``KEY=VALUE`` lines of /etc/environment, as pam_env gives them to an sshd session."""
+    values = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition("=")
+        if sep and key and not key.startswith("#"):
+            values[key.strip()] = value
+    return values
 
 
 def _parse_ssh(arguments: list[str]) -> tuple[str, list[str]]:
@@ -115,7 +129,8 @@ def ssh_main(arguments: list[str], run: str) -> int:
     """``ssh [options] host command...``: run the command in host's namespaces, as sshd would.
 
     The remote words are joined with spaces and run by ``/bin/sh -c``, as ssh does, with the
-    target host's container environment (SageMaker's MPI setup gives sshd sessions the same).
+    target host's container environment plus what its ``/etc/environment`` says (SageMaker's
+    MPI drivers write the rank environment there for sshd sessions).
     """
     host, words = _parse_ssh(arguments)
     if not words:
@@ -132,6 +147,7 @@ def ssh_main(arguments: list[str], run: str) -> int:
             return 255
         time.sleep(0.1)
     env = json.loads((state / "env.json").read_text())
+    env.update(etc_environment((state / ETC_ENVIRONMENT).read_text()))
     pid = (state / "pid").read_text()  # the host's command: unshare exec'd into it
     nsenter = shutil.which("nsenter", path=SYSTEM_PATH) or "nsenter"
     command = [nsenter, "--target", pid, "--mount", "--uts", "--net", "--wd=/root",

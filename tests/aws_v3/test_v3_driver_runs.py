@@ -126,3 +126,49 @@ def test_ddp_with_restarts_runs_smdists_torchrun_launcher_on_both_hosts(
     assert sorted(ranks) == ["0", "1"], describe(results)
     assert {host for host, _ in ranks.values()} == {"algo-1", "algo-2"}
     assert len({digest for _, digest in ranks.values()}) == 1  # DDP kept them in sync
+
+
+# The ready entry points of the strategies the user scripts above do not cover. Off SageMaker
+# they run on the libraries' stand-ins (smddp over gloo, SMP v1 and v2 on the CPU).
+READY = {
+    "ddp-torch_distributed": (
+        {"kind": "pytorch_ddp", "launcher": "torch_distributed"},
+        "ml.g5.xlarge",
+        "Torchrun",
+    ),
+    # p4d: 8 ranks per host, as SageMaker would start them (16 small processes here).
+    "smp-v2": ({"kind": "sdmp", "version": 2}, "ml.p4d.24xlarge", "Torchrun"),
+    "sddp": ({"kind": "sddp"}, "ml.p4d.24xlarge", "SmdistDriver"),
+    "smp-v1": (
+        {"kind": "sdmp", "version": 1, "partitions": 2, "processes_per_host": 1},
+        "ml.p3.16xlarge",
+        "SmdistDriver",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(READY))
+def test_ready_entry_point_trains_as_v3_would_run_it(
+    name, boto_session, bucket, captured_requests, container_python, tmp_path
+):
+    strategy, instance_type, driver = READY[name]
+    spec = JobSpec.from_dict(
+        {
+            "name": f"v3-ready-{name}".replace("_", "-"),
+            "strategy": strategy,
+            "cluster": {"instance_type": instance_type, "instance_count": 2},
+            "code": {"image_uri": "123456789012.dkr.ecr.us-west-2.amazonaws.com/training:1"},
+            "hyperparameters": {"epochs": 1, "steps_per_epoch": 2},
+        }
+    )
+    backend.launch(plan(spec), bucket=BUCKET, role=ROLE, boto_session=boto_session)
+    (request,) = captured_requests
+    results = run_request(
+        request, boto_session.client("s3"), hosts=2, python=container_python,
+        root=tmp_path / "hosts", timeout=420,
+    )  # fmt: skip
+    assert [r.returncode for r in results] == [0, 0], describe(results)
+    assert f"Running {driver} Driver" in results[0].output
+    output = "".join(r.output for r in results)
+    assert re.search(r"\[metrics\].*loss=", output), describe(results)
+    assert any((results[0].root / "model").iterdir())  # the model, on the first host
