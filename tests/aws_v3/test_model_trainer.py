@@ -367,3 +367,40 @@ def test_each_strategy_offers_its_v3_object_as_it_offers_its_v2_distribution(aws
     assert isinstance(distributed, Torchrun) and distributed.process_count_per_node == 2
     assert spec.strategy.distribution(spec.cluster) == {}  # the v2 side: smdist's launcher
     assert smdist.model_trainer is v3.model_trainer
+
+
+@pytest.mark.parametrize(
+    ("v3_value", "field", "strategy", "cluster"),
+    [
+        ("processes", "strategy.processes_per_host",
+         {"kind": "pytorch_ddp", "processes_per_host": -1}, ("ml.g5.12xlarge", 2)),
+        ("tensor_parallel", "strategy.tensor_parallel_degree",
+         {"kind": "sdmp", "version": 2, "tensor_parallel_degree": 0}, ("ml.p4d.24xlarge", 2)),
+        ("instances", "cluster.instance_count",
+         {"kind": "pytorch_ddp"}, ("ml.g5.12xlarge", 0)),
+    ],
+)  # fmt: skip
+def test_values_v3_accepts_are_refused_before_any_call(
+    v3_value, field, strategy, cluster, boto_session, captured_requests
+):
+    from sagemaker.core.training.configs import Compute
+    from sagemaker.train.distributed import SMP, Torchrun
+
+    accepted_by_v3 = {
+        "processes": lambda: Torchrun(process_count_per_node=-1),
+        "tensor_parallel": lambda: SMP(tensor_parallel_degree=0),
+        "instances": lambda: Compute(instance_type="ml.g5.12xlarge", instance_count=0),
+    }
+    accepted_by_v3[v3_value]()  # v3 itself takes the value without a word
+    with pytest.raises(SpecError) as raised:
+        JobSpec.from_dict(
+            {
+                "name": "v3-refused-values",
+                "strategy": strategy,
+                "cluster": {"instance_type": cluster[0], "instance_count": cluster[1]},
+                "code": {"image_uri": DLC},
+            }
+        )
+    assert field in {problem.path for problem in raised.value.problems}
+    assert captured_requests == []
+    assert boto_session.client("s3").list_buckets()["Buckets"] == []
