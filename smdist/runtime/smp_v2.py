@@ -44,19 +44,20 @@ from smdist.runtime.smp.config import MP_PARAMETERS_ENV
 from smdist.runtime.torch_training import ConfigurationError, ensure_rendezvous_env, say
 
 REAL_MODULE = "torch.sagemaker"
-KNOWN_KEYS = frozenset(
-    {
-        "hybrid_shard_degree",
-        "sm_activation_offloading",
-        "activation_loading_horizon",
-        "fsdp_cache_flush_warnings",
-        "allow_empty_shards",
-        "tensor_parallel_degree",
-        "context_parallel_degree",
-        "expert_parallel_degree",
-        "random_seed",
-    }
+# SMP v2's parameters, in the order SDK v3's ``SMP`` config declares them (its mp_parameters
+# JSON follows it).
+SMP_V2_PARAMETERS = (
+    "hybrid_shard_degree",
+    "sm_activation_offloading",
+    "activation_loading_horizon",
+    "fsdp_cache_flush_warnings",
+    "allow_empty_shards",
+    "tensor_parallel_degree",
+    "context_parallel_degree",
+    "expert_parallel_degree",
+    "random_seed",
 )
+KNOWN_KEYS = frozenset(SMP_V2_PARAMETERS)
 _LOCAL_ONLY_ONE = ("tensor_parallel_degree", "context_parallel_degree", "expert_parallel_degree")
 
 

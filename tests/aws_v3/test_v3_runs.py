@@ -240,3 +240,59 @@ while [ ! -e "$DONE" ]; do sleep 0.2; done
     assert [r.returncode for r in results] == [0, 0], describe(results)
     ranks = sorted(line for line in results[0].stdout.splitlines() if "]<stdout>:" in line)
     assert ranks == ["[1,0]<stdout>:algo-1", "[1,1]<stdout>:algo-2"]
+
+
+QUOTED = "x'; echo INJECTED-BY-VALUE; echo '"
+
+
+def test_v3s_container_script_runs_a_quoted_hyperparameter_as_shell_smdist_refuses_it(
+    boto_session, bucket, captured_requests, container_python, tmp_path
+):
+    """Why smdist refuses a ' in a hyperparameter under SDK v3: v3's own request, with such a
+    value, runs the rest of it as shell code in every container (sm_train.sh sources
+    ``export SM_HP_NOTE='<value>'``)."""
+    from smdist.backends import sagemaker as backend
+    from smdist.errors import SpecError
+
+    source = tmp_path / "source"
+    source.mkdir()
+    (source / "train.py").write_text("print('trained')\n")
+    spec = JobSpec.from_dict(
+        {
+            "name": "v3-quote",
+            "strategy": {"kind": "pytorch_ddp", "launcher": "torchrun", "processes_per_host": 1},
+            "cluster": {"instance_type": "ml.c5.xlarge", "instance_count": 1},
+            "code": {
+                "entry_point": "train.py",
+                "source_dir": str(source),
+                "framework_version": "2.3.0",
+                "py_version": "py311",
+            },  # fmt: skip
+            "hyperparameters": {"note": QUOTED},
+        }
+    )
+    with pytest.raises(SpecError) as raised:
+        backend.launch(plan(spec), bucket=BUCKET, role=ROLE, boto_session=boto_session)
+    assert raised.value.problems[0].path == "hyperparameters.note"
+    assert captured_requests == []
+    assert boto_session.client("s3").list_objects_v2(Bucket=BUCKET).get("KeyCount", 0) == 0
+    # v3 itself, given the value, takes it:
+    from sagemaker.core.training.configs import Compute, OutputDataConfig, SourceCode
+    from sagemaker.train import ModelTrainer
+
+    ModelTrainer(
+        sagemaker_session=v3.sagemaker_session(boto_session, BUCKET),
+        role=ROLE,
+        base_job_name="v3-quote",
+        training_image="123456789012.dkr.ecr.us-west-2.amazonaws.com/any:1",
+        source_code=SourceCode(source_dir=str(source), entry_script="train.py"),
+        compute=Compute(instance_type="ml.c5.xlarge", instance_count=1),
+        output_data_config=OutputDataConfig(s3_output_path=f"s3://{BUCKET}/"),
+        hyperparameters={"note": QUOTED},
+    ).train(wait=False, logs=False)
+    (request,) = captured_requests
+    (result,) = run_request(
+        request, boto_session.client("s3"), hosts=1, python=container_python,
+        root=tmp_path / "hosts", timeout=120,
+    )  # fmt: skip
+    assert "INJECTED-BY-VALUE" in result.stdout.replace("echo INJECTED-BY-VALUE", "")

@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from smdist.backends.sagemaker import v3_request
+from smdist.errors import SpecError
 from smdist.planning import plan
 from smdist.runtime import v3_driver
 from smdist.runtime.container_contract import input_data_config, resource_config
@@ -139,3 +140,23 @@ def test_driver_gives_the_script_the_toolkits_environment_and_arguments(tmp_path
         "2",
     ]
     assert v3_driver.program_argv("run.sh", ["a b"]) == ["./run.sh", "a b"]  # never a shell line
+
+
+@pytest.mark.parametrize("value", ["it's", ["a'b"], {"k": "x'; touch /tmp/owned; echo '"}])
+def test_a_single_quote_v3s_container_script_would_run_as_shell_is_refused(value):
+    job_plan = plan(
+        JobSpec.from_dict(
+            {
+                "name": "v3-quote",
+                "strategy": {"kind": "pytorch_ddp"},
+                "cluster": {"instance_type": "ml.g5.xlarge", "instance_count": 2},
+                "code": IMAGE,
+                "hyperparameters": {"note": value, "epochs": 2},
+            }
+        )
+    )
+    with pytest.raises(SpecError) as raised:
+        v3_request.hyperparameters(job_plan)
+    (problem,) = raised.value.problems
+    assert problem.path == "hyperparameters.note"
+    assert "sm_train.sh" in problem.message

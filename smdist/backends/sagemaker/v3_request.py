@@ -29,8 +29,10 @@ from typing import Any
 from smdist import wire
 from smdist.backends.sagemaker.request import DEFAULT_VOLUME_GB, input_data_config
 from smdist.cluster import Cluster
+from smdist.errors import Problem, SpecError
 from smdist.packaging import LAUNCHER_SCRIPT
 from smdist.planning import Plan
+from smdist.runtime.smp_v2 import SMP_V2_PARAMETERS
 from smdist.strategies import PyTorchDDP, SMPv1, SMPv2, Strategy
 
 CODE_CHANNEL = "code"
@@ -43,18 +45,6 @@ ARGUMENTS = [
 ]
 SMDIST_DRIVER_SCRIPT = "smdist_driver.py"
 TORCHRUN_DRIVER_SCRIPT = "torchrun_driver.py"
-# v3's SMP fields in its declaration order: mp_parameters is the JSON of its model_dump.
-V3_SMP_FIELDS = (
-    "hybrid_shard_degree",
-    "sm_activation_offloading",
-    "activation_loading_horizon",
-    "fsdp_cache_flush_warnings",
-    "allow_empty_shards",
-    "tensor_parallel_degree",
-    "context_parallel_degree",
-    "expert_parallel_degree",
-    "random_seed",
-)
 
 
 @dataclass(frozen=True)
@@ -82,7 +72,7 @@ def safe_serialize(value: Any) -> str:
 
 def smp_v2_parameters(strategy: SMPv2) -> dict[str, Any]:
     given = strategy.parameters()
-    return {name: given[name] for name in V3_SMP_FIELDS if given.get(name) is not None}
+    return {name: given[name] for name in SMP_V2_PARAMETERS if given.get(name) is not None}
 
 
 def driver_config(
@@ -128,7 +118,24 @@ def plan_driver_config(plan: Plan) -> DriverConfig:
 
 
 def hyperparameters(plan: Plan) -> dict[str, str]:
+    """The request's HyperParameters; SpecError for a value v3's container cannot carry."""
     values = {name: safe_serialize(value) for name, value in plan.hyperparameters.items()}
+    # v3's scripts/environment.py writes every hyperparameter as `export SM_HP_X='<value>'`
+    # (and all of them in SM_HPS) and sm_train.sh sources that file: a single quote in a value
+    # ends the quoting, so the job breaks, or runs the rest of the value as shell code.
+    quoted = [
+        Problem(
+            f"hyperparameters.{name}",
+            "contains a single quote, which SDK v3's container script (sm_train.sh) would run "
+            "as shell code",
+            value,
+            "a value without ' (or submit through SDK v2: smdist[sagemaker-v2])",
+        )
+        for name, value in values.items()
+        if "'" in value or "'" in name
+    ]
+    if quoted:
+        raise SpecError(quoted)
     strategy = plan.spec.strategy
     if isinstance(strategy, SMPv2):
         values["mp_parameters"] = json.dumps(smp_v2_parameters(strategy))

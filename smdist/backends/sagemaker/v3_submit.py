@@ -100,6 +100,7 @@ def launch(
 
     spec = plan.spec
     request_.check_cloud_spec(spec)
+    v3_request.hyperparameters(plan)  # a value v3's container cannot carry fails here, first
     entries = packaging.bundle(plan)  # bad source_dir / entry point fails before any AWS call
     boto = sdk.boto_session(region or spec.region, boto_session)
     job_role = backend.require_role(plan, role)
