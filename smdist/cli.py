@@ -284,7 +284,10 @@ def submit(
     import importlib
 
     from smdist.backends import BACKENDS
+    from smdist.packaging import upload_notice
 
+    for line in upload_notice(plan):  # before the upload, so a mistake can be stopped
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
     job = importlib.import_module(BACKENDS[backend]).launch(plan, **options)
     typer.echo(job.name)
     uploaded = getattr(job, "uploaded_bytes", None)

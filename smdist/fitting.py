@@ -6,6 +6,7 @@ The one place a Plan is made for running: backends receive it and bind it, never
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import Any
 
 from smdist.backends import BACKENDS, DEFAULT_BACKEND, Job, check_options
@@ -54,7 +55,13 @@ def fit(
     if problems:
         raise SpecError(problems)
     module = importlib.import_module(BACKENDS[backend])
-    job = module.launch(make_plan(job_spec), **(options or {}))
+    plan = make_plan(job_spec)
+    if backend != DEFAULT_BACKEND:  # the code is uploaded or copied into a container
+        from smdist.packaging import upload_notice
+
+        for line in upload_notice(plan):
+            print(line, file=sys.stderr)
+    job = module.launch(plan, **(options or {}))
     if wait:
         job.wait(logs=logs)
     return job

@@ -4,8 +4,11 @@ One walk decides, in this order, for every path (the first reason that applies w
 
 1. a secret by name (``secret_scan.SECRET_NAMES``): before any ignore file is read, so a
    negated rule (``!.netrc``) in ``.gitignore`` or ``.smdistignore`` can never bring one back;
-2. never shipped: ``.git``, ``__pycache__/``, ``*.pyc``;
+2. never shipped: smdist's own local root (``smdist.default_exclusions``), ``.git``,
+   ``__pycache__/``, ``*.pyc``;
 3. ignored by a ``.gitignore`` / ``.smdistignore`` (at any depth, git's rules);
+   then left out by default (virtualenvs, notebook checkpoints, caches, OS litter: see
+   ``smdist.default_exclusions``) unless the last matching rule is a ``!`` in ``.smdistignore``;
 4. a symlink: followed hop by hop; left out when any hop leaves ``source_dir`` (rather than
    refusing the job: a stray link to a dataset or an interpreter should not stop a job, and the
    dry run names it), names a secret, dangles, loops, or ends at a directory (never followed);
@@ -13,6 +16,7 @@ One walk decides, in this order, for every path (the first reason that applies w
    symlink points to.
 
 The result is a ``Manifest``: what ships, its size, and every path left out with its reason.
+The local backend's per-host code copies and the upload both come from it.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from pathlib import Path
 
 import pathspec
 
+from smdist import default_exclusions as defaults
 from smdist.errors import Problem, SpecError
 from smdist.secret_scan import VerdictCache, secret_name
 
@@ -52,6 +57,7 @@ class Manifest:
     shipped: list[str] = field(default_factory=list)
     shipped_bytes: int = 0
     left_out: list[LeftOut] = field(default_factory=list)
+    sizes: dict[str, int] = field(default_factory=dict, repr=False)
 
     @property
     def secrets(self) -> list[str]:
@@ -87,16 +93,30 @@ def _load_ignore_specs(base: str, directory: Path) -> _Specs:
     return specs
 
 
-def _ignored_by(specs: _Specs, relative: str) -> str | None:
-    """Git's rule: the last matching pattern, deepest ignore file last, decides."""
-    decision: str | None = None
+def _ignore_decision(specs: _Specs, relative: str) -> tuple[str | None, bool | None]:
+    """Git's rule: the last matching pattern, deepest ignore file last, decides.
+
+    Returns (the deciding ignore file, True ignored / False brought back by ``!``), or
+    (None, None) when no rule matches.
+    """
+    decision: tuple[str | None, bool | None] = (None, None)
     for base, label, spec in specs:
         if base and not relative.startswith(base + "/"):
             continue
         result = spec.check_file(relative[len(base) + 1 :] if base else relative)
         if result.include is not None:
-            decision = label if result.include else None
+            decision = (label, result.include)
     return decision
+
+
+def _left_out_reason(specs: _Specs, relative: str, default: str | None) -> str | None:
+    """Ignored by a rule, or left out by default unless ``.smdistignore`` brings it back."""
+    label, ignored = _ignore_decision(specs, relative)
+    if ignored:
+        return f"ignored by {label}"
+    if default and not (ignored is False and label and label.endswith(".smdistignore")):
+        return default
+    return None
 
 
 def _never_shipped(relative: str, is_dir: bool) -> str | None:
@@ -158,10 +178,15 @@ class _Walk:
         if pattern:
             self._secret_dir(relative, path, f"secret by name: {pattern}")
             return False
-        reason = _never_shipped(relative, is_dir=True)
-        ignored = None if reason else _ignored_by(specs, relative + "/")
-        if reason or ignored:
-            self.leave(relative + "/", reason or f"ignored by {ignored}")
+        name = relative.rsplit("/", 1)[-1]
+        if defaults.is_local_root(name, path):  # whatever the ignore files say
+            self.leave(relative + "/", defaults.LOCAL_ROOT_REASON)
+            return False
+        reason = _never_shipped(relative, is_dir=True) or _left_out_reason(
+            specs, relative + "/", defaults.directory_reason(name, path)
+        )
+        if reason:
+            self.leave(relative + "/", reason)
             return False
         return True
 
@@ -183,10 +208,11 @@ class _Walk:
         pattern = secret_name(relative)
         if pattern:
             return self.leave(relative, f"secret by name: {pattern}", secret=True)
-        reason = _never_shipped(relative, is_dir=False)
-        ignored = None if reason else _ignored_by(specs, relative)
-        if reason or ignored:
-            return self.leave(relative, reason or f"ignored by {ignored}")
+        reason = _never_shipped(relative, is_dir=False) or _left_out_reason(
+            specs, relative, defaults.file_reason(entry.name)
+        )
+        if reason:
+            return self.leave(relative, reason)
         # Plain files stay strings: Path objects were a third of a cached re-pack's time.
         target: str | Path = entry.path
         is_link = entry.is_symlink()
@@ -209,6 +235,7 @@ class _Walk:
             return self.leave(relative, reason, secret=True)
         self.result.shipped.append(relative)
         self.result.shipped_bytes += st.st_size
+        self.result.sizes[relative] = st.st_size
 
     def _follow(self, link: Path) -> Path | tuple[str, bool]:
         """The file ``link`` ends at inside source_dir, or (reason left out, is a secret)."""

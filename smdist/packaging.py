@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from smdist.errors import Problem, SpecError
 from smdist.manifest import Manifest
 from smdist.manifest import build as build_manifest
+from smdist.upload_notice import human_size, large_upload_lines
 
 if TYPE_CHECKING:
     from smdist.planning import Plan
@@ -159,14 +160,6 @@ def _bundle(plan: Plan) -> tuple[list[tuple[Path, str]], Manifest | None]:
     return [(entries[name], name) for name in sorted(entries)], found
 
 
-def _size(count: float) -> str:
-    for unit in ("B", "KB", "MB"):
-        if count < 1000 or unit == "MB":
-            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
-        count /= 1000
-    return ""  # pragma: no cover
-
-
 def dry_run_lines(plan: Plan) -> list[str]:
     """What a dry run shows about the code: the files and bytes that ship, and every path of
     ``source_dir`` left out with its reason (secrets first)."""
@@ -176,21 +169,34 @@ def dry_run_lines(plan: Plan) -> list[str]:
         where = "smdist's ready entry points and runtime"
     else:
         where = (
-            f"{len(found.shipped)} files, {_size(found.shipped_bytes)} from {plan.source_dir};"
+            f"{len(found.shipped)} files, {human_size(found.shipped_bytes)} from {plan.source_dir};"
             " the rest is smdist's runtime"
         )
-    lines = [f"code: {len(entries)} files, {_size(size)} ship ({where})"]
+    lines = [f"code: {len(entries)} files, {human_size(size)} ship ({where})"]
     if found is not None and found.left_out:
         lines.append(f"left out ({len(found.left_out)}):")
         lines.extend(f"  {line}" for line in found.lines())
+        if any(item.reason.startswith("left out by default") for item in found.left_out):
+            lines.append(
+                "  (a '!' rule in .smdistignore, such as '!.cache/', ships what is left out by"
+                " default)"
+            )
+    if found is not None:
+        lines.extend(large_upload_lines(found))
     return lines
 
 
-def stage(plan: Plan, dest: Path) -> list[str]:
-    """Copy the bundle into ``dest`` (a local backend's ``/opt/ml/code``); return the paths."""
+def upload_notice(plan: Plan) -> list[str]:
+    """The large-upload announcement for ``plan``'s code (none when it is small)."""
+    return [] if plan.source_dir is None else large_upload_lines(build_manifest(plan.source_dir))
+
+
+def stage(plan: Plan, dest: Path, entries: list[tuple[Path, str]] | None = None) -> list[str]:
+    """Copy the bundle (``entries``, or ``bundle(plan)``) into ``dest`` (a local backend's
+    ``/opt/ml/code``); return the paths. The same file list as the upload, by construction."""
     dest = Path(dest)
     names = []
-    for source, arcname in bundle(plan):
+    for source, arcname in bundle(plan) if entries is None else entries:
         target = dest / arcname
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, target)
@@ -276,4 +282,5 @@ __all__ = [
     "pack",
     "source_files",
     "stage",
+    "upload_notice",
 ]

@@ -99,7 +99,7 @@ SECRET_FILES = [
     "service-account.json",
     "service_account_prod.json",
     "kaggle.json",
-    ".cache/huggingface/token",
+    "config/huggingface/token",  # under .cache/ it is left out by default as well
     "cert.p12",
     "cert.pfx",
     "release.keystore",

@@ -53,6 +53,7 @@ from smdist.backends.local.setup import (
     job_region,
     prepare_notes,
 )
+from smdist.default_exclusions import mark_local_root
 
 if TYPE_CHECKING:
     from smdist.planning import Plan
@@ -197,6 +198,7 @@ class LocalJob:
         while self.job_dir.exists():  # two jobs started within the same second
             self.name = unique_job_name(plan.spec.name)
             self.job_dir = self.root / "jobs" / self.name
+        mark_local_root(self.root)  # never packed into a later job's code, wherever it lies
         self.job_dir.mkdir(parents=True)
         self.hosts = hosts = make_hosts(self.job_dir, names, host_checkpoints)
         self.log = log = JobLog(self.job_dir / "logs", names.names)
@@ -214,9 +216,10 @@ class LocalJob:
 
         from smdist import packaging
 
+        code = packaging.bundle(plan)  # the upload's file list: what SageMaker's hosts would get
         for host in hosts:
             host.create(list(spec.inputs))
-            packaging.stage(plan, host.code)
+            packaging.stage(plan, host.code, code)
         try:
             channels = stage_channels(spec.inputs, hosts, self.job_dir / "inputs")
         except (OSError, RuntimeError) as error:
