@@ -10,8 +10,9 @@ process per GPU, or one per host on CPUs. Each process:
 4. scales the learning rate with the number of processes (the global batch grows with it);
 5. trains with bf16/fp16 autocast and TF32 on GPUs that have them (``--mixed_precision False``
    turns that off), printing ``[metrics]`` lines on rank 0;
-6. checkpoints every ``--checkpoint_every`` steps (rank 0), resumes from the newest checkpoint,
-   and on SIGTERM checkpoints and exits 143;
+6. checkpoints every ``--checkpoint_every`` steps and at the end (rank 0), resumes from the
+   newest checkpoint (one already at the end trains nothing, and says so), and on SIGTERM
+   checkpoints and exits 143;
 7. saves the trained weights once, from rank 0, to ``model.pt`` in SM_MODEL_DIR.
 
 ``pytorch_sddp.py`` runs this same script on SageMaker's smddp backend.

@@ -24,6 +24,7 @@ fp16 autocast is not used here); TF32 is enabled from Ampere on.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -112,15 +113,16 @@ def main(argv: list[str] | None = None) -> int:
         state = {"model": model.state_dict(), "optimizer": optimizer.state_dict()}
         return state if is_main else None
 
-    def checkpoint(step: int) -> None:
+    def checkpoint(step: int) -> Path | None:
+        """Rank 0 writes and returns the file (the loop announces it); others return None."""
         state = full_state()
-        if state is not None:
-            path = save_checkpoint(
-                checkpoint_dir,
-                step,
-                lambda p: smp.save({**state, "step": step}, str(p), partial=False),
-            )
-            say(f"checkpoint step={step} written to {path}")
+        if state is None:
+            return None
+        return save_checkpoint(
+            checkpoint_dir,
+            step,
+            lambda p: smp.save({**state, "step": step}, str(p), partial=False),
+        )
 
     result = run_training(
         loader,

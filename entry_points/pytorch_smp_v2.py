@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 import torch
 import torch.distributed as dist
@@ -126,14 +127,13 @@ def main(argv: list[str] | None = None) -> int:
         optimizer.step()
         return loss
 
-    def checkpoint(step: int) -> None:
+    def checkpoint(step: int) -> Path | None:
         # Gathering the full state is a collective: every rank takes part, rank 0 writes.
         payload = {
             "model": get_model_state_dict(model, options=FULL_ON_RANK_0),
             "optimizer": get_optimizer_state_dict(model, optimizer, options=FULL_ON_RANK_0),
         }
-        if is_main:
-            write_checkpoint(checkpoint_dir, step, payload)
+        return write_checkpoint(checkpoint_dir, step, payload) if is_main else None
 
     result = run_training(
         loader,

@@ -106,7 +106,8 @@ def train(args: argparse.Namespace, stop: StopRequest) -> int:
         gradients = tape.gradient(scaled, model.trainable_variables)
         if policy == "mixed_float16":
             gradients = optimizer.get_unscaled_gradients(gradients)
-        optimizer.apply_gradients(zip(gradients, model.trainable_variables, strict=True))
+        # One gradient per variable (tape.gradient's contract).
+        optimizer.apply_gradients(zip(gradients, model.trainable_variables))
         return loss
 
     def write_checkpoint(step: int) -> None:
@@ -120,6 +121,8 @@ def train(args: argparse.Namespace, stop: StopRequest) -> int:
             )
             tf_training.say(f"checkpoint {path}")
 
+    if start_step >= plan.total_steps and is_main:
+        tf_training.say(tf_training.nothing_left(checkpoint_dir, start_step, plan, args))
     step = start_step
     window_loss, window_steps = tf.constant(0.0), 0
     window_started = started = time.perf_counter()
@@ -162,7 +165,7 @@ def train(args: argparse.Namespace, stop: StopRequest) -> int:
             if args.checkpoint_every and step % args.checkpoint_every == 0:
                 write_checkpoint(step)
 
-    if is_main:
+    if is_main and step > start_step:  # no metric line for steps this run did not take
         log_metrics(
             step=step,
             epoch=plan.epoch_of(max(step - 1, 0)) + 1,

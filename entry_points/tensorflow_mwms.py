@@ -111,7 +111,7 @@ def restore_from_chief(
             "or optimizer; delete it or point the checkpoint directory elsewhere"
         )
     arrays = tf_training.unpack_arrays(agreed[1:], values)
-    state = dict(zip(names, arrays, strict=True))
+    state = dict(zip(names, arrays))  # unpack_arrays gives one array per name's value
     state["step"] = np.asarray(int(agreed[0]))
     return tf_training.restore_training_state(model, optimizer, state, source="the chief")
 
@@ -259,6 +259,9 @@ def train(args: argparse.Namespace, stop: StopRequest) -> int:
         log_every=args.log_every,
         checkpoint_dir=checkpoint_dir,
     )
+    if start_step >= plan.total_steps:
+        if is_chief:
+            tf_training.say(tf_training.nothing_left(checkpoint_dir, start_step, plan, args))
     # One fit() per epoch segment: a resumed job starts mid-epoch at exactly its step.
     for epoch, first, end in plan.epoch_segments(start_step):
         dataset = epoch_dataset(tf, data, args.seed, global_batch, epoch, first, end)
@@ -275,7 +278,7 @@ def train(args: argparse.Namespace, stop: StopRequest) -> int:
             return TERMINATED_EXIT_CODE
 
     elapsed = time.perf_counter() - control.started
-    if is_chief:
+    if is_chief and control.steps_done:  # no metric line for steps this run did not take
         log_metrics(
             step=control.step,
             epoch=plan.epoch_of(max(control.step - 1, 0)) + 1,

@@ -1,16 +1,21 @@
 """Checks of a job against what SageMaker offers: its training containers and its API limits.
 
-A framework_version no container has, a py_version that image was not built for, or a strategy
-whose library (smddp, SMP, Horovod) is not installed in the image would fail only after the job
-was created and the image pulled. Counts and lengths the CreateTrainingJob API states (tags,
-subnets, input channels, image URI) would be refused by the API only after the code upload.
-Both are answered here from the catalogue, before anything runs. Nothing here performs I/O.
+A framework_version no container has, a py_version that image was not built for, a strategy
+whose library (smddp, SMP, Horovod) is not installed in the image, or an image whose Python is
+outside the range of smdist's own in-container code (``smdist.runtime.PYTHON_FLOOR``) would
+fail only after the job was created and the image pulled. Counts and lengths the
+CreateTrainingJob API states (tags, subnets, input channels, image URI) would be refused by the
+API only after the code upload. Both are answered here from the catalogue, before anything
+runs. Nothing here performs I/O.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from smdist.catalog import api, images
 from smdist.errors import Problem
+from smdist.runtime import PYTHON_CEILING, PYTHON_FLOOR, PYTHON_RANGE
 from smdist.spec import JobSpec
 
 # What each library is called in messages, and the strategy kinds that need it.
@@ -37,12 +42,15 @@ def required_library(spec: JobSpec) -> str | None:
 def check_container(spec: JobSpec) -> list[Problem]:
     """framework_version / py_version name a training image that carries the strategy's library.
 
-    Skipped when ``code.image_uri`` names the image, and when no framework_version is given.
+    Skipped when ``code.image_uri`` names the image. With no framework_version the SDK (v2 and
+    v3 alike) picks the newest image its tables list: a warning says the version is not pinned.
     """
     code = spec.code
     version = code.framework_version
-    if code.image_uri is not None or version is None:
+    if code.image_uri is not None:
         return []
+    if version is None:
+        return _unpinned(spec)
     framework = code.framework or spec.strategy.framework
     library = required_library(spec)
     repository = images.repository_for(framework, library)
@@ -68,6 +76,10 @@ def check_container(spec: JobSpec) -> list[Problem]:
                 ", ".join(image.py_versions),
             )
         )
+    problems += _past_support(image, framework)
+    use = in_container_code(spec)
+    if use is not None:
+        problems += python_problems(spec, *use)
     if library is not None and library not in image.libraries:
         label = _LIBRARY_LABELS[library]
         carrying = [i.version for i in available if library in i.libraries]
@@ -82,6 +94,72 @@ def check_container(spec: JobSpec) -> list[Problem]:
             )
         )
     return problems
+
+
+def in_container_code(spec: JobSpec) -> tuple[str, str | None] | None:
+    """What of smdist's own code the job runs in the container, and how to do without it.
+
+    The ready entry points and smdist's torchrun launcher run ``smdist.runtime`` on the image's
+    Python; a user's script started by the toolkit needs none of it. (Under SDK v3 smdist's
+    driver runs for some strategies: ``v3_request.carriage_problems`` checks that.)
+    """
+    if spec.code.entry_point is None:
+        return f"the ready entry point {spec.entry_point}", "your own script as code.entry_point"
+    program = spec.strategy.program(spec.entry_point)
+    if program != spec.entry_point:
+        # The launcher without it, torch_distributed, needs PyTorch >= 1.13.1 (Python 3.9):
+        # nothing to offer instead on an older image.
+        return f"smdist's torchrun launcher ({program})", None
+    return None
+
+
+def _pythons(image: images.TrainingImage) -> dict[str, tuple[int, int]]:
+    """The image's Pythons by py_version: ``py38`` -> (3, 8) (``py3`` names none of its own)."""
+    return {py: (3, int(py[3:])) for py in image.py_versions if len(py) > 3}
+
+
+def _in_range(python: tuple[int, int]) -> bool:
+    return PYTHON_FLOOR <= python <= PYTHON_CEILING
+
+
+def python_problems(spec: JobSpec, use: str, instead: str | None) -> list[Problem]:
+    """The image's Python is outside the range of smdist's in-container code, which ``use`` is.
+
+    Nothing to say without a pinned image (the SDK picks the newest, in range) or for an image
+    the catalogue does not have (``check_container`` says so).
+    """
+    code = spec.code
+    if code.image_uri is not None or code.framework_version is None:
+        return []
+    library = required_library(spec)
+    repository = images.repository_for(code.framework or spec.strategy.framework, library)
+    image = images.find_image(repository, code.framework_version)
+    if image is None:
+        return []
+    pythons = _pythons(image)
+    chosen = [code.py_version] if code.py_version in pythons else list(pythons)  # py3: any
+    if not chosen or any(_in_range(pythons[py]) for py in chosen):
+        return []
+    why = f"{use} is smdist's in-container code, which runs on {PYTHON_RANGE}"
+    others = [py for py, python in pythons.items() if _in_range(python)]
+    if others:  # the same image, built for another Python too
+        return [Problem("code.py_version", why, code.py_version, ", ".join(others))]
+    fitting = [
+        other.version
+        for other in images.training_images(repository)
+        if any(map(_in_range, _pythons(other).values()))
+        and (library is None or library in other.libraries)
+    ]
+    major, minor = pythons[chosen[0]]
+    return [
+        Problem(
+            "code.framework_version",
+            f"the {repository}:{image.version} image runs Python {major}.{minor}, and {why}",
+            code.framework_version,
+            f"a version whose image has {PYTHON_RANGE}: {', '.join(fitting)}"
+            + (f"; or {instead}" if instead else ""),
+        )
+    ]
 
 
 def check_api_limits(spec: JobSpec) -> list[Problem]:
@@ -153,3 +231,71 @@ def _check_tags(spec: JobSpec) -> list[Problem]:
                 )
             )
     return problems
+
+
+def unpinned_image(spec: JobSpec) -> list[Problem]:
+    """The refusal of a SageMaker job whose image must carry a library but has no version: the
+    SDKs choose such images by version only (v3 fails inside its image tables)."""
+    if spec.code.image_uri is not None or spec.code.framework_version is not None:
+        return []
+    framework = spec.code.framework or spec.strategy.framework
+    library = required_library(spec)
+    if library is None:
+        return []
+    carrying = [
+        image.version
+        for image in images.training_images(images.repository_for(framework, library))
+        if library in image.libraries
+    ]
+    return [
+        Problem(
+            "code.framework_version",
+            f"is needed on SageMaker: the {spec.strategy.kind} strategy needs {library} in the "
+            "image, and the image is chosen by framework version",
+            None,
+            ", ".join(carrying) + "; or code.image_uri",
+        )
+    ]
+
+
+def _unpinned(spec: JobSpec) -> list[Problem]:
+    """No framework_version: the SDK picks its newest plain image (a warning says so); an image
+    that must carry a library is refused at submit (a warning here: local runs need none)."""
+    framework = spec.code.framework or spec.strategy.framework
+    library = required_library(spec)
+    repository = images.repository_for(framework, library)
+    carrying = [
+        image.version
+        for image in images.training_images(repository)
+        if library is None or library in image.libraries
+    ]
+    if library is not None:  # local runs need no image; submit refuses (unpinned_image)
+        return [replace(unpinned_image(spec)[0], severity="warning")]
+    return [
+        Problem(
+            "code.framework_version",
+            f"is not set: a SageMaker job runs in the newest {framework} training image of "
+            f"smdist's catalogue ({images.catalog_date()}), {carrying[-1]} today, under SDK v2 "
+            "and v3 alike; it changes as the catalogue does",
+            None,
+            f"a version to pin, e.g. {carrying[-1]}",
+            severity="warning",
+        )
+    ]
+
+
+def _past_support(image: images.TrainingImage, framework: str) -> list[Problem]:
+    """A warning for an image that no longer gets security patches, naming the newest that does."""
+    if image.patched:
+        return []
+    newest = images.newest_supported(images.repository_for(framework))
+    return [
+        Problem(
+            "code.framework_version",
+            f"the {framework} {image.version} training image is past its support (no more "
+            "security patches)",
+            image.version,
+            f"the newest supported, {newest.version}" if newest else None,
+            severity="warning",
+        )
+    ]

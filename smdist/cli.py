@@ -22,11 +22,11 @@ from typing import Annotated
 
 import typer
 
-from smdist import cli_local
+from smdist import cli_help, cli_local
 from smdist.errors import SpecError
 from smdist.exit_codes import EXIT_INVALID, EXIT_JOB_FAILED, EXIT_OK, debug_requested, report
 
-app = typer.Typer(
+app = cli_help.Typer(  # flags show as flags in --help, not as "<bool>"
     name="smdist",
     help="Typed, pre-checked distributed training on Amazon SageMaker.",
     no_args_is_help=True,
@@ -53,11 +53,20 @@ def _stderr():
     return Console(stderr=True)
 
 
-def _load_plan(path: Path):
+def _load_plan(path: Path, submittable: bool = False):
+    """The job file's plan; with ``submittable``, also refused for what ``submit`` would refuse
+    under the installed SDK line (so ``validate`` and ``plan`` know it before any cost)."""
     from smdist.planning import plan
     from smdist.spec import load
 
-    return plan(load(path))
+    made = plan(load(path))
+    if submittable:
+        from smdist.backends.sagemaker import submission_problems
+
+        problems = submission_problems(made)
+        if problems:
+            raise SpecError(problems)
+    return made
 
 
 @app.command("plan")
@@ -72,7 +81,7 @@ def plan_command(
     ] = 4,
 ) -> None:
     """Check a job and show exactly what SageMaker would run (--hosts: on each host)."""
-    plan = _load_plan(job_file)
+    plan = _load_plan(job_file, submittable=True)
     if hosts:
         from smdist import host_view
 
@@ -94,7 +103,7 @@ def plan_command(
 @app.command()
 def validate(job_file: JobFile) -> None:
     """Exit 0 when the job is valid, 2 with the problems on stderr when it is not."""
-    plan = _load_plan(job_file)
+    plan = _load_plan(job_file, submittable=True)
     console = _stderr()
     for warning in plan.warnings:
         console.print(f"warning: {warning}", style="yellow", highlight=False, markup=False)
@@ -153,9 +162,9 @@ _assignment = cli_local._assignment  # --set name=value (its tests import it fro
 @app.command()
 def run(
     job_file: JobFile,
-    local: Annotated[
-        bool, typer.Option("--local", help="on this machine (what run always does)")
-    ] = True,
+    # Accepted and ignored: run is always local. Hidden, but kept so that scripts and CI jobs
+    # written when --help still listed it keep working (README: "Running locally").
+    local: Annotated[bool, typer.Option("--local", hidden=True)] = True,
     hosts: Annotated[
         int | None, typer.Option("--hosts", min=1, help="emulated hosts (default: instance_count)")
     ] = None,
@@ -165,7 +174,12 @@ def run(
     ] = None,
     assignments: Annotated[
         list[str] | None,
-        typer.Option("--set", "-H", help="override a hyperparameter: name=value (repeatable)"),
+        typer.Option(
+            "--set",
+            "-H",
+            metavar="name=value",
+            help="override a hyperparameter (repeatable)",
+        ),
     ] = None,
     max_run: Annotated[
         float | None, typer.Option("--max-run", min=1, help="seconds (default: the spec's)")
@@ -179,6 +193,14 @@ def run(
     root: Annotated[
         Path, typer.Option(help="where jobs, logs and checkpoints are kept")
     ] = LOCAL_ROOT,
+    fresh: Annotated[
+        bool,
+        typer.Option(
+            "--fresh",
+            help="start without the checkpoints earlier runs kept (they are moved aside, not "
+            "deleted, once this job has written its own)",
+        ),
+    ] = False,
 ) -> None:
     """Run the job on this machine as SageMaker would run it: emulated hosts, no Docker.
 
@@ -202,6 +224,7 @@ def run(
         grace=grace,
         use_gpus=False if cpu else None,
         root=root,
+        fresh=fresh,
     )
     previous = signal.signal(signal.SIGTERM, lambda signum, frame: job.stop())
     try:
@@ -275,6 +298,8 @@ def submit(
 
         shown = cloud.dry_run(plan, bucket=bucket, role=role, region=region)
         typer.echo(json.dumps(shown.to_dict(), indent=2, default=str))
+        for note in shown.warnings[len(plan.warnings) :]:  # the dry run's own, e.g. its region
+            console.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
         from smdist.packaging import dry_run_lines
 
         # On stderr: stdout stays the request as JSON. Every path left out is named, with why.
@@ -290,12 +315,17 @@ def submit(
         console.print(line, highlight=False, markup=False, soft_wrap=True)
     job = importlib.import_module(BACKENDS[backend]).launch(plan, **options)
     typer.echo(job.name)
-    uploaded = getattr(job, "uploaded_bytes", None)
-    if uploaded is not None:
-        what = f"uploaded {uploaded} bytes" if uploaded else "unchanged, not uploaded again"
-        console.print(
-            f"code: {what} ({job.source_uri})", highlight=False, markup=False, soft_wrap=True
-        )
+    for what, uri, count in (
+        ("code", getattr(job, "source_uri", None), getattr(job, "uploaded_bytes", None)),
+        (
+            "drivers",
+            getattr(job, "drivers_uri", None),
+            getattr(job, "drivers_uploaded_bytes", None),
+        ),
+    ):
+        if uri is not None and count is not None:
+            done = f"uploaded {count} bytes" if count else "unchanged, not uploaded again"
+            console.print(f"{what}: {done} ({uri})", highlight=False, markup=False, soft_wrap=True)
     if not wait:
         return
     status = job.wait(logs=logs)
@@ -366,7 +396,7 @@ def stop(
         return
     job = _attach(job_name, region, poll)
     job.stop()
-    _stderr().print(f"{job.name}: stop requested", highlight=False, soft_wrap=True)
+    _stderr().print(f"{job.name}: stop requested", highlight=False, markup=False, soft_wrap=True)
     if wait:
         _report_end(job, job.wait())
 

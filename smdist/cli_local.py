@@ -15,6 +15,7 @@ training processes, SIGKILL after the job's grace period) and ends with status S
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -70,8 +71,40 @@ def local_spec(path: Path, assignments: list[str]):
     if not assignments:
         return spec
     data = spec.model_dump(mode="json", by_alias=True, exclude_unset=True)
-    data["hyperparameters"] = {**spec.hyperparameters, **dict(map(_assignment, assignments))}
+    overrides = dict(map(_assignment, assignments))
+    for note in new_name_notes(spec, overrides):
+        print(f"note: {note}", file=sys.stderr)
+    data["hyperparameters"] = {**spec.hyperparameters, **overrides}
     return JobSpec.from_dict(data, source=str(path))
+
+
+def new_name_notes(spec, overrides: dict[str, object]) -> list[str]:
+    """A note for each ``--set`` name neither the job file nor the ready script knows: it is
+    added as a new hyperparameter, which is rarely what a typo (``epoch`` for ``epochs``) meant."""
+    from dataclasses import fields
+
+    from smdist.errors import suggest
+    from smdist.runtime.args import TrainingArgs
+
+    known = set(spec.hyperparameters)
+    if spec.code.entry_point is None:  # smdist's ready script: its own options count too
+        known |= {f.name for f in fields(TrainingArgs) if f.name not in _NOT_OPTIONS}
+    notes = []
+    for name in overrides:
+        if name in known:
+            continue
+        close = suggest(name, known, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        notes.append(
+            f"--set {name}: the job file has no hyperparameter {name!r}, so it is added as a new "
+            f"one{hint}"
+        )
+    return notes
+
+
+_NOT_OPTIONS = frozenset(
+    {"smdist_backend", "smdist_communication", "smdist_collective_timeout", "unknown", "given"}
+)
 
 
 # ---- status, logs, stop of a local job -------------------------------------------------------

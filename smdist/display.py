@@ -70,14 +70,15 @@ def plan_renderable(plan: Plan) -> RenderableType:
     table = Table(show_header=False, box=None, pad_edge=False)
     table.add_column(style="bold cyan", no_wrap=True)
     table.add_column()
+    # Text, never markup: a hyperparameter such as "[red]x" is shown as the user wrote it.
     for key, value in summary_rows(plan):
-        table.add_row(key, value)
+        table.add_row(Text(key), Text(value))
     parts: list[RenderableType] = [table]
     parts.append(Text("\ndistribution", style="bold"))
     parts.append(Text(json.dumps(plan.distribution, indent=2) if plan.distribution else "(none)"))
     hps = Table("hyperparameter (wire)", "value", box=None)
     for key, value in plan.wire_hyperparameters.items():
-        hps.add_row(key, value)
+        hps.add_row(Text(key), Text(value))
     parts.append(Text(""))
     parts.append(hps)
     for warning in plan.warnings:

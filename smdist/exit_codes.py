@@ -28,10 +28,11 @@ DEBUG_VARIABLE = "SMDIST_DEBUG"
 
 def aws_errors() -> tuple[type[Exception], ...]:
     try:
+        from boto3.exceptions import Boto3Error  # S3UploadFailedError wraps a refused upload
         from botocore.exceptions import BotoCoreError, ClientError
-    except ImportError:  # boto3 comes with the sagemaker extra only
+    except ImportError:  # boto3 comes with the sagemaker extras only
         return ()
-    return (BotoCoreError, ClientError)
+    return (BotoCoreError, ClientError, Boto3Error)
 
 
 def exit_code_for(error: BaseException) -> int:

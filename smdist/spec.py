@@ -267,7 +267,10 @@ class JobSpec(StrictModel, metaclass=_SpecErrors):
         try:
             return cls.model_validate(dict(data))
         except ValidationError as exc:
-            raise SpecError(validation_problems(exc)) from None
+            from smdist.partial_checks import problems_of_the_rest
+
+            problems = validation_problems(exc)
+            raise SpecError(problems + problems_of_the_rest(data, problems)) from None
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False):
         """A copy with ``update`` applied — validated, unlike pydantic's own ``model_copy``, so

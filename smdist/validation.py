@@ -10,6 +10,7 @@ from smdist import wire
 from smdist.catalog_checks import check_api_limits, check_container
 from smdist.errors import Problem, SpecError
 from smdist.spec import ENV_NAME, HYPERPARAMETER_NAME, SECRET_NAME, JobSpec
+from smdist.v3_names import unexportable_name_problems
 from smdist.value_checks import looks_like_secret, nul_problems
 
 RESERVED_PREFIXES = ("sagemaker_",)
@@ -50,6 +51,7 @@ def check_spec(spec: JobSpec) -> list[Problem]:
     problems += _check_environment(spec)
     problems += _check_spot_and_pools(spec)
     problems += check_api_limits(spec)
+    problems += _check_v3_names(spec)
     return problems
 
 
@@ -287,6 +289,15 @@ def _check_spot_and_pools(spec: JobSpec) -> list[Problem]:
             )
         )
     return problems
+
+
+def _check_v3_names(spec: JobSpec) -> list[Problem]:
+    """Names SDK v3's container script cannot export: a warning here, whatever SDK is installed
+    (under SDK v3 submit, validate and plan refuse them: ``v3_request.carriage_problems``)."""
+    if spec.cluster.is_local_mode:  # SDK v2's local mode only: no v3 container script
+        return []
+    valid_names = [name for name in spec.hyperparameters if HYPERPARAMETER_NAME.match(name)]
+    return unexportable_name_problems(spec.inputs, valid_names, "warning")
 
 
 def check_or_raise(spec: JobSpec) -> list[Problem]:

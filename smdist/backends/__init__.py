@@ -35,6 +35,7 @@ BACKEND_OPTIONS = {
             "python",
             "job_name",
             "console",
+            "fresh",
         }
     ),
     "sagemaker": frozenset({"bucket", "role", "region", "boto_session", "poll_seconds"}),

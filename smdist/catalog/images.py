@@ -17,6 +17,7 @@ from typing import Any
 from smdist.yaml_text import parse_yaml
 
 IMAGE_LIBRARIES = frozenset({"smddp", "smp_v1", "smp_v2", "horovod"})
+PROCESSORS = ("gpu", "cpu")
 _FILE = "images.yaml"
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?$")
 
@@ -27,7 +28,8 @@ class ImageCatalogError(ValueError):
 
 @dataclass(frozen=True)
 class TrainingImage:
-    """One training container: ``repository:version`` for the listed Python versions."""
+    """One training container of ``version``, for the listed Python versions: its tag per
+    processor (``gpu``, ``cpu``; a ``{py}`` in it is the job's py_version) in ``repository``."""
 
     repository: str
     framework: str
@@ -35,6 +37,14 @@ class TrainingImage:
     py_versions: tuple[str, ...]
     libraries: frozenset[str]
     patched: bool
+    tags: tuple[tuple[str, str], ...] = ()
+    family: str = ""
+
+    def tag(self, processor: str, py_version: str) -> str | None:
+        """The image tag for ``processor`` (gpu/cpu) and ``py_version``; None when there is
+        no such image (e.g. a GPU-only library image on a CPU instance)."""
+        template = dict(self.tags).get(processor)
+        return None if template is None else template.format(version=self.version, py=py_version)
 
 
 @dataclass(frozen=True)
@@ -61,18 +71,23 @@ def _family(repository: str, spec: dict[str, Any]) -> _Family:
         libraries = frozenset(entry.get("libraries") or ())
         if not libraries <= IMAGE_LIBRARIES or not entry.get("py"):
             raise ImageCatalogError(f"{where}.{version}: needs py and known libraries")
+        tags = entry.get("tags") or spec.get("tags") or {}
+        if not tags or not set(tags) <= set(PROCESSORS):
+            raise ImageCatalogError(f"{where}.{version}: needs tags for {', '.join(PROCESSORS)}")
         try:
             major, minor, _ = _key(version)
         except ValueError as error:
             raise ImageCatalogError(f"{where}.{version}: {error}") from None
         images.append(
             TrainingImage(
-                repository=repository,
+                repository=entry.get("repository", repository),
                 framework=spec["framework"],
                 version=version,
                 py_versions=tuple(entry["py"]),
                 libraries=libraries,
                 patched=f"{major}.{minor}" in patched,
+                tags=tuple(sorted(tags.items())),
+                family=repository,
             )
         )
     images.sort(key=lambda image: _key(image.version))
@@ -80,15 +95,47 @@ def _family(repository: str, spec: dict[str, Any]) -> _Family:
 
 
 @functools.lru_cache(maxsize=1)
-def _catalog() -> tuple[str, dict[str, _Family]]:
+def _data() -> dict[str, Any]:
     text = resources.files(__package__).joinpath(_FILE).read_text(encoding="utf-8")
-    data = parse_yaml(text)
+    return parse_yaml(text)
+
+
+@functools.lru_cache(maxsize=1)
+def _catalog() -> tuple[str, dict[str, _Family]]:
+    data = _data()
     families = {name: _family(name, spec) for name, spec in data["families"].items()}
     return str(data["catalog_date"]), families
 
 
 def catalog_date() -> str:
     return _catalog()[0]
+
+
+def registry(region: str, family: str = "") -> str | None:
+    """``<account>.dkr.ecr.<region>.<domain>`` of the DLC images (of ``family``, which may
+    publish from its own account) in ``region``; None if the catalogue knows none there."""
+    data = _data()
+    registries = data["families"].get(family, {}).get("registries") or data["registries"]
+    account = registries["accounts"].get(region)
+    if account is None and region in registries["default_regions"]:
+        account = registries["default_account"]
+    if account is None:
+        return None
+    domain = "amazonaws.com.cn" if region.startswith("cn-") else "amazonaws.com"
+    return f"{account}.dkr.ecr.{region}.{domain}"
+
+
+def image_uri(image: TrainingImage, processor: str, py_version: str, region: str) -> str | None:
+    """The URI of ``image`` for ``processor`` and ``py_version`` in ``region``, or None when
+    that image or region has none."""
+    host, tag = registry(region, image.family), image.tag(processor, py_version)
+    return None if host is None or tag is None else f"{host}/{image.repository}:{tag}"
+
+
+def newest_supported(family: str) -> TrainingImage | None:
+    """The newest image of ``family`` still patched, or None."""
+    patched = [image for image in training_images(family) if image.patched]
+    return patched[-1] if patched else None
 
 
 def repository_for(framework: str, library: str | None = None) -> str:

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import argparse
 import ast
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .settings import SettingsError, read_settings
 
+CHECKPOINT_EVERY = 20
 _TRUE = {"true", "1", "yes", "y", "on"}
 _FALSE = {"false", "0", "no", "n", "off"}
 
@@ -53,7 +55,7 @@ class TrainingArgs:
     max_steps: int = 0  # 0: no limit beyond epochs
     batch_size: int = 32  # per replica; the global batch grows with the world size
     learning_rate: float = 0.01  # for one replica; scaled linearly with the world size
-    checkpoint_every: int = 20  # steps between checkpoints; 0 disables periodic checkpoints
+    checkpoint_every: int = CHECKPOINT_EVERY  # steps between checkpoints; 0: none but the last
     mixed_precision: bool = True  # AMP / bf16 / TF32 where the GPU supports them
     seed: int = 42
     samples: int = 4096  # synthetic dataset size when no train channel is given
@@ -63,6 +65,9 @@ class TrainingArgs:
     smdist_communication: str = "auto"  # TF collective implementation: auto | ring | nccl
     smdist_collective_timeout: int = 0  # seconds; 0: the framework's default
     unknown: list[str] = field(default_factory=list)
+    # The hyperparameters the job set (as opposed to defaults): a setting someone chose can be
+    # honoured more literally (every checkpoint logged when checkpoint_every was chosen).
+    given: frozenset[str] = frozenset()
 
 
 def training_arg_parser(**defaults: object) -> argparse.ArgumentParser:
@@ -103,6 +108,16 @@ def tensorflow_arg_parser(**defaults: object) -> argparse.ArgumentParser:
     return parser
 
 
+def given_options(parser: argparse.ArgumentParser, argv: Sequence[str]) -> frozenset[str]:
+    """The destinations of the options ``argv`` spells out (``--name value``, ``--name=value``).
+
+    The parsers take no abbreviations, so a flag names its option exactly.
+    """
+    flags = {flag: action.dest for action in parser._actions for flag in action.option_strings}
+    given = {flags.get(str(token).split("=", 1)[0]) for token in argv}
+    return frozenset(name for name in given if name)
+
+
 def parse_training_args(
     argv: Sequence[str] | None = None,
     parser: argparse.ArgumentParser | None = None,
@@ -111,6 +126,7 @@ def parse_training_args(
     parser = parser or training_arg_parser()
     namespace, unknown = parser.parse_known_args(argv)
     namespace.unknown = unknown
+    namespace.given = given_options(parser, sys.argv[1:] if argv is None else argv)
     try:
         settings = read_settings()
     except SettingsError as error:

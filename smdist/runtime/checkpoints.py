@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+
+from .settings import LOCAL_JOB
 
 _NAME = re.compile(r"^checkpoint-(\d+)\.(?P<suffix>[A-Za-z0-9_.]+)$")
 
@@ -56,3 +58,38 @@ def save_checkpoint(
     for _, old in list_checkpoints(directory, suffix)[:-keep] if keep > 0 else []:
         old.unlink(missing_ok=True)
     return final
+
+
+def fresh_start_hint(directory: Path, environ: Mapping[str, str] = os.environ) -> str:
+    """How to start without the checkpoints a job found, in the words of where it runs."""
+    if environ.get(LOCAL_JOB):
+        return "run `smdist run --fresh ...` (smdist.fit: options={'fresh': True})"
+    if environ.get("TRAINING_JOB_NAME"):  # SageMaker names every training container's job
+        return "give the job a checkpoint s3_uri that holds no checkpoints"
+    return f"empty {directory}"
+
+
+def nothing_left_to_train(
+    directory: Path,
+    step: int,
+    epoch: int,
+    epochs: int,
+    max_steps: int = 0,
+    suffix: str = "pt",
+    environ: Mapping[str, str] = os.environ,
+) -> str:
+    """The line a ready script prints when the checkpoint it resumed from is already where
+    training would end: where that checkpoint is, how far it got, and what to do.
+
+    ``max_steps``: the limit that ended training when it was max_steps, not ``epochs``.
+    """
+    found = latest_checkpoint(directory, suffix)
+    source = found[1] if found is not None else directory
+    if max_steps:
+        where, more = f"is at step {step} and max_steps is {max_steps}", "max_steps"
+    else:
+        where, more = f"is at epoch {epoch} of {epochs} (step {step})", "epochs"
+    return (
+        f"nothing left to train: the checkpoint restored from {source} {where}; to start fresh "
+        f"{fresh_start_hint(directory, environ)}, or raise {more} to train on"
+    )

@@ -95,7 +95,8 @@ def render_value(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
 
-def _argument_value(value: Any) -> str:
+def argument_value(value: Any) -> str:
+    """One argument's text as the toolkit builds it from a decoded hyperparameter."""
     if value is None:
         return ""
     if isinstance(value, Mapping):
@@ -109,7 +110,7 @@ def command_line_arguments(hyperparameters: Mapping[str, Any]) -> list[str]:
     for name in sorted(hyperparameters):
         text = str(name)
         arguments.append(f"--{text}" if len(text) > 1 else f"-{text}")
-        arguments.append(_argument_value(hyperparameters[name]))
+        arguments.append(argument_value(hyperparameters[name]))
     return arguments
 
 

@@ -19,6 +19,8 @@ COLLECTIVE_TIMEOUT = "SMDIST_COLLECTIVE_TIMEOUT"
 TRAINING_SCRIPT = "SMDIST_TRAINING_SCRIPT"
 PROCESSES_PER_HOST = "SMDIST_PROCESSES_PER_HOST"
 MAX_RESTARTS = "SMDIST_MAX_RESTARTS"
+# Set by the local backend in every process of a job (its token): the job runs under smdist run.
+LOCAL_JOB = "SMDIST_LOCAL_JOB_ID"
 
 BACKENDS = ("auto", "nccl", "gloo")
 COMMUNICATIONS = ("auto", "ring", "nccl")

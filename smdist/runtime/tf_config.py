@@ -48,7 +48,7 @@ def build_tf_config(
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 65535:
             raise ValueError(f"port {value!r} is not valid: expected an integer in 1..65535.")
     return {
-        "cluster": {"worker": [f"{host}:{p}" for host, p in zip(hosts, ports, strict=True)]},
+        "cluster": {"worker": [f"{host}:{p}" for host, p in zip(hosts, ports)]},
         "task": {"type": "worker", "index": hosts.index(current_host)},
     }
 

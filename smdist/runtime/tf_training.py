@@ -23,6 +23,8 @@ from collections.abc import MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from smdist.runtime import checkpoints
+
 CHECKPOINT_SUFFIX = "npz"
 # SageMaker's TensorFlow Serving container loads SavedModels from numbered version folders.
 SAVED_MODEL_VERSION = "1"
@@ -198,7 +200,7 @@ def restore_training_state(model: Any, optimizer: Any, state: dict[str, Any], so
             "or point the checkpoint directory elsewhere"
         )
     model.set_weights(model_arrays)
-    for variable, value in zip(optimizer.variables, optimizer_arrays, strict=True):
+    for variable, value in zip(optimizer.variables, optimizer_arrays):  # lengths checked above
         variable.assign(value)
     return int(state["step"])
 
@@ -305,3 +307,16 @@ def unpack_arrays(vector: Any, like: Sequence[Any]) -> list[Any]:
         arrays[-1] = arrays[-1].astype(template.dtype)
         offset += template.size
     return arrays
+
+
+def nothing_left(checkpoint_dir: Any, start_step: int, plan: Any, args: Any) -> str:
+    """The line for a checkpoint that is already where training would end."""
+    limited = args.max_steps and args.max_steps < args.epochs * plan.steps_per_epoch
+    return checkpoints.nothing_left_to_train(
+        checkpoint_dir,
+        start_step,
+        plan.epoch_of(max(start_step - 1, 0)) + 1,
+        args.epochs,
+        args.max_steps if limited else 0,
+        suffix=CHECKPOINT_SUFFIX,
+    )

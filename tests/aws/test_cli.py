@@ -164,7 +164,7 @@ def test_logs_prints_cloudwatch_lines(aws, boto_session, tmp_path, capsys):
         logEvents=[{"timestamp": int(time.time() * 1000), "message": "epoch 1 done"}],
     )
     assert main(["logs", name, "--follow", *FAST]) == 0
-    assert capsys.readouterr().out.splitlines() == ["[algo-1] epoch 1 done"]
+    assert capsys.readouterr().out.splitlines() == ["algo-1 | epoch 1 done"]
 
 
 def test_stop_then_status_says_stopped(aws, boto_session, tmp_path, capsys):

@@ -115,10 +115,10 @@ def test_logs_interleave_hosts_in_time_order(boto_session):
     job = start(boto_session)
     put_logs(boto_session, job.name, "algo-2", ["b1", "b2"], start_ms=5)
     put_logs(boto_session, job.name, "algo-1", ["a1", "a2"], start_ms=0)
-    assert list(job.logs()) == ["[algo-1] a1", "[algo-2] b1", "[algo-1] a2", "[algo-2] b2"]
+    assert list(job.logs()) == ["algo-1 | a1", "algo-2 | b1", "algo-1 | a2", "algo-2 | b2"]
     assert list(job.logs()) == []  # only new lines on the next call
     put_logs(boto_session, job.name, "algo-1", ["a3"], start_ms=100)
-    assert list(job.logs()) == ["[algo-1] a3"]
+    assert list(job.logs()) == ["algo-1 | a3"]
 
 
 def test_wait_streams_lines_written_while_the_job_runs(boto_session):
@@ -136,7 +136,7 @@ def test_wait_streams_lines_written_while_the_job_runs(boto_session):
     status = job.wait(logs=True, echo=seen.append)
     writer.join()
     assert status is JobStatus.COMPLETED
-    assert seen == ["[algo-1] starting"] + [f"[algo-1] [metrics] step={s}" for s in range(3)]
+    assert seen == ["algo-1 | starting"] + [f"algo-1 | [metrics] step={s}" for s in range(3)]
 
 
 def test_no_logs_yet_is_no_lines(boto_session):

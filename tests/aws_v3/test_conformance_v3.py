@@ -3,6 +3,10 @@ clusters, the CreateTrainingJob that v3's ``ModelTrainer.train()`` sends (captur
 its way to the moto server) equals the request ``smdist submit --dry-run`` shows, and the job
 smdist's ``sagemaker`` backend submits sends exactly that request. The ``sm_drivers`` channel
 smdist uploads holds the same files, byte for byte, as the one ``train()`` uploads.
+
+The ModelTrainer compared is smdist's (``v3.model_trainer``), configured as smdist configures
+it. Where that differs from a ModelTrainer a user would write with the same settings, the
+difference is deliberate and named in ``DELIBERATE_DIFFERENCES``, each with its own test.
 """
 
 from __future__ import annotations
@@ -38,6 +42,19 @@ COMPARED = (
     "Tags",
     "RoleArn",
 )
+
+
+# What smdist's request does differently from a plain ModelTrainer given the job's settings.
+DELIBERATE_DIFFERENCES = {
+    "HyperParameters": (
+        "each value is encoded so that v3's drivers give the script what SDK v2's toolkit gives "
+        "it (v3_hyperparameters), not sent raw: v3's drivers would decode '1.10' into 1.1"
+    ),
+    "sm_drivers/sm_train.sh": (
+        "installs the code's requirements.txt, as SDK v2's toolkit does, when there is one: "
+        "smdist sets SourceCode.requirements, which a plain ModelTrainer leaves unset"
+    ),
+}
 
 
 def conformance_spec(name: str, strategy: dict, code: dict, cluster: tuple[str, int], **more):
@@ -120,7 +137,7 @@ def test_v3_request_equals_dry_run(name, strategy, code, cluster, boto_session, 
                            captured_requests)  # fmt: skip
     assert ours["ResourceConfig"]["InstanceCount"] == cluster[1]
     assert not [k for k in ours["HyperParameters"] if k.startswith("sagemaker_")]
-    assert ours["HyperParameters"]["note"] == "two words"  # v3 does not JSON-quote strings
+    assert ours["HyperParameters"]["note"] == '"two words"'  # v2's encoding: see below
 
 
 def test_every_job_option_reaches_both_requests(boto_session, bucket, captured_requests):
@@ -191,3 +208,97 @@ def test_cli_dry_run_prints_the_v3_request_and_calls_no_aws(tmp_path, aws):
     assert drivers(request).startswith(f"s3://{BUCKET}/smdist/drivers/")
     code = request["InputDataConfig"][0]["DataSource"]["S3DataSource"]["S3Uri"]
     assert code.endswith(f"/{packaging.TARBALL_NAME}")
+
+
+def plain_trainer(job_plan, code_uri: str, boto_session, **changes):
+    """v3's ModelTrainer for the plan as smdist configures it, with ``changes`` to its fields:
+    what a user writing the same settings by hand would get."""
+    trainer = v3.model_trainer(
+        job_plan, role=ROLE, bucket=BUCKET, region=REGION, session=boto_session,
+        code_s3_uri=code_uri,
+    )  # fmt: skip
+    for name, value in changes.items():
+        setattr(trainer, name, value)
+    return trainer
+
+
+def test_hyperparameters_differ_from_a_plain_model_trainer_only_in_their_encoding(
+    boto_session, bucket, captured_requests
+):
+    """DELIBERATE_DIFFERENCES["HyperParameters"]."""
+    from sagemaker.train.container_drivers.common.utils import safe_serialize
+
+    from smdist.backends.sagemaker.v3_hyperparameters import for_v3_drivers
+
+    values = {"epochs": 2, "version": "1.10", "flag": True, "scale": "1e3", "note": "two words"}
+    strategy, code, _ = STRATEGIES["ddp-static"]
+    spec = conformance_spec("hp-encoding", strategy, code, ("ml.g5.xlarge", 2))
+    job_plan = plan(spec.model_copy(update={"hyperparameters": values}))
+    job = backend.launch(job_plan, bucket=BUCKET, role=ROLE, boto_session=boto_session)
+    ours = captured_requests[-1]
+    plain = plain_trainer(job_plan, job.source_uri, boto_session, hyperparameters=dict(values))
+    plain.train(wait=False, logs=False)
+    theirs = captured_requests[-1]
+    assert ours["HyperParameters"] == {name: for_v3_drivers(v) for name, v in values.items()}
+    assert theirs["HyperParameters"] == {name: safe_serialize(v) for name, v in values.items()}
+    assert ours["HyperParameters"]["version"] != theirs["HyperParameters"]["version"]
+    mine, sdk = without_drivers_uri(ours), without_drivers_uri(theirs)
+    for key in COMPARED:
+        if key != "HyperParameters":
+            assert mine.get(key) == sdk.get(key), key
+
+
+def test_requirements_txt_is_installed_as_model_trainer_installs_a_named_requirements_file(
+    boto_session, bucket, captured_requests, tmp_path
+):
+    """DELIBERATE_DIFFERENCES["sm_drivers/sm_train.sh"]: smdist's request and its drivers are
+    what ModelTrainer sends with SourceCode(requirements="requirements.txt")."""
+    from sagemaker.core.training.configs import SourceCode
+
+    source = tmp_path / "source"
+    source.mkdir()
+    (source / "train.py").write_text("print('trained')\n")
+    (source / "requirements.txt").write_text("tiny-package==1.0\n")
+    strategy, code, _ = STRATEGIES["ddp-static"]
+    code = {"entry_point": "train.py", "source_dir": str(source), **code}
+    theirs, ours = compare(
+        conformance_spec("requirements", strategy, code, ("ml.g5.xlarge", 2)), boto_session,
+        captured_requests,
+    )  # fmt: skip
+    s3 = boto_session.client("s3")
+    channel = s3_tree(s3, drivers(ours))
+    assert b"install_requirements.py requirements.txt" in channel["sm_train.sh"]
+    assert json.loads(channel["sourcecode.json"])["requirements"] == "requirements.txt"
+    # A ModelTrainer given the same code without naming the file installs nothing.
+    code_uri = [c for c in ours["InputDataConfig"] if c["ChannelName"] == "code"][0]
+    code_uri = code_uri["DataSource"]["S3DataSource"]["S3Uri"]
+    job_plan = plan(conformance_spec("requirements", strategy, code, ("ml.g5.xlarge", 2)))
+    unnamed = SourceCode(source_dir=code_uri, entry_script="train.py", ignore_patterns=[])
+    plain_trainer(job_plan, code_uri, boto_session, source_code=unnamed).train(
+        wait=False, logs=False
+    )
+    plain = s3_tree(s3, drivers(captured_requests[-1]))
+    assert b"install_requirements" not in plain["sm_train.sh"]
+    assert {name for name in channel if channel[name] != plain.get(name)} == {
+        "sm_train.sh",
+        "sourcecode.json",
+    }
+
+
+def test_a_requirements_txt_left_out_of_the_code_is_not_installed(
+    boto_session, bucket, captured_requests, tmp_path
+):
+    source = tmp_path / "source"
+    source.mkdir()
+    (source / "train.py").write_text("print('trained')\n")
+    (source / "requirements.txt").write_text("tiny-package==1.0\n")
+    (source / ".smdistignore").write_text("requirements.txt\n")
+    strategy, code, _ = STRATEGIES["mwms"]
+    code = {"entry_point": "train.py", "source_dir": str(source), **code}
+    _, ours = compare(
+        conformance_spec("no-requirements", strategy, code, ("ml.g5.xlarge", 2)), boto_session,
+        captured_requests,
+    )  # fmt: skip
+    channel = s3_tree(boto_session.client("s3"), drivers(ours))
+    assert b"install_requirements" not in channel["sm_train.sh"]
+    assert json.loads(channel["sourcecode.json"])["requirements"] is None

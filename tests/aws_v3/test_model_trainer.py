@@ -34,8 +34,17 @@ SMP2 = {"framework_version": "2.3.1", "py_version": "py311"}
 CLUSTERS = [("ml.g5.12xlarge", 2, 4), ("ml.p4d.24xlarge", 4, 8)]  # type, count, GPUs
 SMP_CLUSTERS = [("ml.p4d.24xlarge", 2, 8), ("ml.p5.48xlarge", 2, 8)]  # where SMP v2 runs
 USER_HPS = {"epochs": 2, "note": "two words", "flag": True, "sizes": [1, 2]}
-# v3 sends strings as they are and JSON-encodes everything else.
-USER_HPS_ON_WIRE = {"epochs": "2", "note": "two words", "flag": "true", "sizes": "[1, 2]"}
+# Encoded so that the script gets the toolkit's `--flag True` (v3_hyperparameters): through v3's
+# Torchrun driver, which decodes each value twice, and through smdist's, which decodes it once.
+USER_HPS_ON_WIRE = {
+    "torchrun_driver.py": {
+        "epochs": "2",
+        "note": '"two words"',
+        "flag": '"True"',
+        "sizes": "[1, 2]",
+    },
+    "smdist_driver.py": {"epochs": "2", "note": '"two words"', "flag": "true", "sizes": "[1, 2]"},
+}
 
 # name -> (strategy, code, clusters, driver script, expected distributed.json given GPUs)
 STRATEGIES: dict[str, tuple[dict[str, Any], dict[str, str], list, str, Any]] = {
@@ -155,7 +164,7 @@ def test_request_carries_the_plan(name, cluster, boto_session, bucket, captured_
 
     hps = sent["HyperParameters"]
     extra = {k: v for k, v in hps.items() if k not in USER_HPS}
-    assert {k: hps[k] for k in USER_HPS} == USER_HPS_ON_WIRE
+    assert {k: hps[k] for k in USER_HPS} == USER_HPS_ON_WIRE[driver]
     assert not [k for k in hps if k.startswith(("smdist", "sagemaker_"))]
     if name == "smp-v2":
         assert list(extra) == ["mp_parameters"]
@@ -330,14 +339,15 @@ def test_torchrun_restarts_run_smdists_launcher_not_dropped(aws):
     assert program == "launch_torchrun.py"
 
 
-def test_no_image_and_no_version_asks_for_image_uri(aws):
+def test_no_image_and_no_version_asks_for_a_version_carrying_the_library(aws):
     spec = job_spec("image", {"kind": "sdmp", "version": 2}, {}, "ml.p4d.24xlarge", 2)
-    job_plan = plan(spec)  # smdist's own checks pass: planning needs no image
+    job_plan = plan(spec)  # planning needs no image (local runs have none): only a warning
+    assert any("code.framework_version" in str(w) for w in job_plan.warnings)
     with pytest.raises(SpecError) as raised:
         v3.model_trainer(job_plan, role=ROLE, bucket=BUCKET, region=REGION)
     (problem,) = raised.value.problems
-    assert problem.path == "code.image_uri"
-    assert "framework_version is not set" in problem.message
+    assert problem.path == "code.framework_version"
+    assert "is needed on SageMaker" in problem.message and "code.image_uri" in problem.valid
 
 
 def test_distributed_objects_for_users_who_own_their_sdk_calls(aws):

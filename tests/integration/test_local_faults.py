@@ -8,6 +8,7 @@ Each run is bounded by a subprocess timeout; no test measures time.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -34,6 +35,19 @@ CRASH = """
         if rank == 1 and step == 3:
             raise RuntimeError("boom from rank 1")
         time.sleep(0.05)
+"""
+
+STUBBORN_PEER = """
+    import os, signal, time
+    rank = int(os.environ["RANK"])
+    print(f"rank {rank} started", flush=True)
+    if rank == 1:
+        raise RuntimeError("boom from rank 1")
+    # Rank 0 keeps working and shrugs SIGTERM off: only the SIGKILL after the grace period ends it.
+    signal.signal(signal.SIGTERM, lambda *_: print("rank 0 got SIGTERM", flush=True))
+    while True:
+        print("rank 0 working", flush=True)
+        time.sleep(0.2)
 """
 
 HANG = """
@@ -132,6 +146,30 @@ def test_a_crashing_rank_fails_the_job_with_its_error(tmp_path):
     assert "RuntimeError: boom from rank 1" in run.output
     failure = (run.job_dir() / "hosts" / "algo-2" / "output" / "failure").read_text()
     assert "boom from rank 1" in failure
+    assert_nothing_left(tmp_path)
+
+
+@torch_only
+def test_a_crash_is_reported_when_it_happens_then_the_other_hosts_are_stopped(tmp_path):
+    job = custom_job(tmp_path, STUBBORN_PEER, "{kind: pytorch_ddp, processes_per_host: 1}")
+    run = smdist_run(job, tmp_path, "--grace", "3")
+    assert run.returncode == 1, run.output
+    lines = (run.job_dir() / "logs" / "job.log").read_text().splitlines()
+
+    def first(text: str) -> int:
+        found = [index for index, line in enumerate(lines) if text in line]
+        assert found, f"no line with {text!r} in:\n" + "\n".join(lines)
+        return found[0]
+
+    reported = first(
+        "smdist     | [failure] algo-2 rank 1 (exit code 1): RuntimeError: boom from rank 1; "
+        "stopping algo-1: SIGTERM now, SIGKILL after 3 s"
+    )
+    # Said before the peer is stopped, and the peer is stopped long before the job ends.
+    assert reported < first("rank 0 got SIGTERM") < first("smdist     | Failed in")
+    record = json.loads((run.job_dir() / "job.json").read_text())
+    assert record["exit_codes"] == {"algo-2": 1, "algo-1": 128 + signal.SIGKILL}
+    assert "ExecuteUserScriptError on algo-2 rank 1" in record["failure_reason"]
     assert_nothing_left(tmp_path)
 
 

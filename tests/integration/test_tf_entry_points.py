@@ -170,6 +170,27 @@ def test_sigterm_checkpoints_then_resume_continues(tmp_path):
     assert checksums[0] == checksums[1]
 
 
+def test_a_rerun_whose_checkpoint_is_at_the_end_trains_nothing_and_says_so(tmp_path):
+    """One process (a one-host job), run twice on the same host folder."""
+    base = tmp_path / "opt" / "ml"
+    environ = sagemaker_host(base, ["algo-1"], "algo-1")
+    del environ["SM_HOSTS"], environ["SM_CURRENT_HOST"]  # no TF_CONFIG: a world of one
+    args = [*COMMON_ARGS, "--batch_size", "32", "--epochs", "1", "--checkpoint_every", "16"]
+    runs = []
+    for name in ("first", "again"):
+        run = start([PYTHON, str(SCRIPT), *args], tmp_path / f"{name}.log", clean_environ(environ))
+        assert wait_all([run], TIMEOUT) == [0], describe([run])
+        runs.append(run)
+    first, again = (run.output for run in runs)
+    assert metric_lines(first)[-1]["step"] == 16
+    assert metric_lines(again) == [], again  # no line for steps it did not take
+    assert (
+        f"nothing left to train: the checkpoint restored from "
+        f"{base / 'checkpoints' / 'checkpoint-000000016.npz'} is at epoch 1 of 1 (step 16)"
+    ) in again
+    assert "model saved to" in again
+
+
 def test_collective_timeout_ends_a_job_whose_peer_hangs(tmp_path):
     """A frozen worker (SIGSTOP) makes the chief's collectives time out instead of hang."""
     long_run = ["--epochs", "100", "--checkpoint_every", "5"]

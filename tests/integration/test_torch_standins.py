@@ -8,6 +8,7 @@ enforce, and when the training loop stops, logs and checkpoints.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -235,10 +236,18 @@ def agreement(request, one_rank_smp):
     return local_agreement if request.param == "callable" else RankAgreement(torch.device("cpu"))
 
 
-def run_loop(agree, batches_per_epoch=5, stop_at=None, **settings):
-    """run_training on batches numbered 0..n-1 per epoch; records what it did."""
+def run_loop(agree, batches_per_epoch=5, stop_at=None, is_main=False, **settings):
+    """run_training on batches numbered 0..n-1 per epoch; records what it did.
+
+    Its checkpoints are steps in a list; as the main rank it also names a file for each, as the
+    entry points' writers do, so the loop announces them.
+    """
     seen, checkpoints, stop, sampler = [], [], Stop(), Sampler()
     loader = list(range(batches_per_epoch))
+
+    def checkpoint(step):
+        checkpoints.append(step)
+        return f"checkpoints/checkpoint-{step:09d}.pt" if is_main else None
 
     def train_step(batch):
         seen.append(batch)
@@ -254,21 +263,86 @@ def run_loop(agree, batches_per_epoch=5, stop_at=None, **settings):
         sampler,
         train_step,
         LoopSettings(global_batch=8, **options),
-        checkpoint=checkpoints.append,
+        checkpoint=checkpoint,
         stop=stop,
         agree=agree,
-        is_main=False,
+        is_main=is_main,
         start_step=start_step,
     )
     return result, seen, checkpoints, sampler
 
 
-def test_the_loop_runs_every_epoch_and_checkpoints_on_schedule(agreement):
+def test_the_loop_runs_every_epoch_and_checkpoints_on_schedule_and_at_the_end(agreement):
     result, seen, checkpoints, sampler = run_loop(agreement, checkpoint_every=4)
     assert seen == [0, 1, 2, 3, 4] * 3 and sampler.epochs == [0, 1, 2]
-    assert (result.step, result.epoch, result.stopped) == (15, 3, False)
-    assert checkpoints == [4, 8, 12]
+    assert (result.step, result.epoch, result.stopped, result.trained) == (15, 3, False, 15)
+    assert checkpoints == [4, 8, 12, 15]  # the last state too: a longer run continues from it
     assert result.loss == pytest.approx(4.0)  # the last window holds batch 4 alone
+
+
+def test_without_periodic_checkpoints_a_finished_run_writes_none(agreement):
+    _, _, checkpoints, _ = run_loop(agreement, checkpoint_every=0)
+    assert checkpoints == []
+
+
+def announced(stderr: str) -> list[int]:
+    return [int(step) for step in re.findall(r"smdist: checkpoint step=(\d+) written", stderr)]
+
+
+def test_checkpoint_lines_come_once_per_epoch_and_for_the_last_one(agreement, capsys):
+    # 3 epochs of 10 steps, a checkpoint every 2 steps: 15 written, 3 lines.
+    _, _, checkpoints, _ = run_loop(
+        agreement, batches_per_epoch=10, is_main=True, checkpoint_every=2
+    )
+    assert checkpoints == list(range(2, 31, 2))
+    stderr = capsys.readouterr().err
+    # The first of epochs 1 and 2; in the last epoch only the last one.
+    assert announced(stderr) == [2, 12, 30]
+    assert stderr.count("shown once per epoch; set checkpoint_every to see each") == 1
+
+
+def test_checkpoint_lines_come_for_every_checkpoint_when_the_job_chose_the_interval(
+    agreement, capsys
+):
+    _, _, checkpoints, _ = run_loop(
+        agreement,
+        batches_per_epoch=10,
+        is_main=True,
+        checkpoint_every=2,
+        announce_every_checkpoint=True,
+    )
+    assert announced(capsys.readouterr().err) == checkpoints == list(range(2, 31, 2))
+
+
+def test_a_run_resumed_at_its_end_trains_nothing_and_says_so_in_one_line(
+    agreement, capsys, tmp_path, monkeypatch
+):
+    from smdist.runtime.torch_training import final_report
+
+    monkeypatch.setenv("SMDIST_CHECKPOINT_DIR", str(tmp_path))
+    monkeypatch.setenv("SMDIST_LOCAL_JOB_ID", "test")  # as under smdist run
+    (tmp_path / "checkpoint-000000015.pt").write_bytes(b"")
+    result, seen, checkpoints, _ = run_loop(
+        agreement, is_main=True, checkpoint_every=4, start_step=15
+    )
+    assert seen == [] and checkpoints == []
+    assert (result.step, result.epoch, result.trained, result.stopped) == (15, 3, 0, False)
+    final_report(result, is_main=True)
+    out, err = capsys.readouterr()
+    assert "[metrics]" not in out  # no line for steps this run did not take
+    [line] = err.splitlines()
+    assert line == (
+        "smdist: nothing left to train: the checkpoint restored from "
+        f"{tmp_path / 'checkpoint-000000015.pt'} is at epoch 3 of 3 (step 15); to start fresh "
+        "run `smdist run --fresh ...` (smdist.fit: options={'fresh': True}), or raise epochs "
+        "to train on"
+    )
+
+
+def test_a_run_resumed_at_max_steps_names_max_steps(agreement, capsys):
+    result, seen, _, _ = run_loop(agreement, is_main=True, max_steps=7, start_step=7)
+    assert seen == [] and result.trained == 0
+    assert "is at step 7 and max_steps is 7" in capsys.readouterr().err
 
 
 def test_max_steps_ends_training_early(agreement):

@@ -43,3 +43,11 @@ def test_an_unknown_option_is_refused_naming_it_before_anything_runs(backend, tm
     assert problem.path == "options.host"
     assert f"the {backend} backend" in problem.message
     assert not (tmp_path / "jobs").exists()
+
+
+def test_fresh_is_a_local_option_that_must_be_a_boolean():
+    assert LocalOptions.from_keywords({"fresh": True}).fresh is True
+    with pytest.raises(SpecError) as error:
+        LocalOptions.from_keywords({"fresh": "yes"})
+    problem = error.value.problems[0]
+    assert problem.path == "options.fresh" and "True or False" in str(problem)

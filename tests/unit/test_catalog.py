@@ -484,5 +484,5 @@ def test_horovod_left_the_images_at_pytorch_2_0_1_and_tensorflow_2_13():
 
 
 def test_patched_images_are_todays():
-    assert images.patched_versions("pytorch-training") == ["2.8.0", "2.9.0", "2.10.0"]
+    assert images.patched_versions("pytorch-training") == ["2.10.0", "2.11.0", "2.12.1", "2.13.0"]
     assert images.patched_versions("tensorflow-training") == ["2.21.0"]

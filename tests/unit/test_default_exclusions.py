@@ -6,22 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from test_packaging import ddp_plan, private_cache, write  # noqa: F401 - the fixture is used by name
 
 from smdist import default_exclusions, packaging
 from smdist.manifest import build
 from smdist.upload_notice import LARGE_UPLOAD_FILES, large_upload_lines
-
-
-@pytest.fixture(autouse=True)
-def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-
-
-def write(root: Path, relative: str, text: str = "x") -> Path:
-    path = root / relative
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
 
 
 @pytest.fixture
@@ -145,8 +134,6 @@ def test_small_upload_is_not_announced(project: Path):
 
 
 def test_dry_run_lines_show_each_default_with_its_reason(project: Path):
-    from test_packaging import ddp_plan
-
     write(project, ".venv/pyvenv.cfg")
     write(project, ".ipynb_checkpoints/a.ipynb")
     write(project, ".smdist/jobs/a/model.tar.gz")

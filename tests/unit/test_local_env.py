@@ -339,3 +339,29 @@ def test_smddp_mpirun_exports_exactly_the_data_parallel_runners_variables(tmp_pa
     ]
     assert f"-wdir {hosts[1].code}" in contexts[1]
     assert contexts[1].endswith("py -- train.py --a 1")
+
+
+def test_a_local_run_says_it_does_not_install_requirements_txt(tmp_path):
+    from smdist.backends.local.setup import prepare_notes
+
+    (tmp_path / "train.py").write_text("print('hi')\n")
+    (tmp_path / "requirements.txt").write_text("tiny-package==1.0\n")
+    spec = JobSpec.from_dict(
+        {
+            "name": "reqs",
+            "strategy": {"kind": "pytorch_ddp"},
+            "cluster": {"instance_type": "ml.c5.xlarge", "instance_count": 2},
+            "code": {
+                "entry_point": "train.py",
+                "source_dir": str(tmp_path),
+                "framework_version": "2.3.0",
+                "py_version": "py311",
+            },  # fmt: skip
+        }
+    )
+    job_plan = plan(spec)
+    layout = plan_layout(job_plan, job_name="j", region="r", cpus=2, gpus=[])
+    (note,) = [n for n in prepare_notes(job_plan, layout, None) if "requirements.txt" in n]
+    assert "this local run does not install requirements.txt" in note
+    (tmp_path / "requirements.txt").unlink()
+    assert not [n for n in prepare_notes(job_plan, layout, None) if "requirements.txt" in n]

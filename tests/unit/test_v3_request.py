@@ -59,11 +59,13 @@ def test_each_strategy_gets_the_driver_that_launches_it(strategy, driver, launch
         assert all(key.startswith("sagemaker_") for key in toolkit)
 
 
-def test_hyperparameters_are_the_users_as_v3_encodes_them_plus_mp_parameters():
+def test_hyperparameters_are_the_users_encoded_for_the_toolkits_arguments_plus_mp_parameters():
+    # v3's torchrun driver: what gives the script v2's `--epochs 2 --flag True --note two words`
+    # (test_v3_hyperparameters has every kind of value).
     assert v3_request.hyperparameters(job({"kind": "pytorch_ddp"})) == {
         "epochs": "2",
-        "note": "two words",
-        "flag": "true",
+        "flag": '"True"',
+        "note": '"two words"',
     }
     smp1 = v3_request.hyperparameters(job({"kind": "sdmp", "version": 1, "partitions": 2}))
     assert json.loads(smp1["mp_parameters"])["partitions"] == 2

@@ -29,6 +29,7 @@ from smdist.backends.local import failure as local_failure
 from smdist.backends.local import processes as local_processes
 from smdist.backends.local import proctree as local_proctree
 from smdist.backends.local.artifacts import (
+    kept_files,
     output_location,
     restore_checkpoints,
     stage_channels,
@@ -77,6 +78,7 @@ class LocalJob:
         self.commands: list[HostCommand] = []
         self.output_dir: Path | None = None
         self.checkpoint_store: Path | None = None
+        self.set_aside: Path | None = None  # a fresh job's new home for earlier checkpoints
         self.outcome: Outcome | None = None
         self.log: JobLog | None = None
         self._status = JobStatus.IN_PROGRESS
@@ -225,14 +227,9 @@ class LocalJob:
         except (OSError, RuntimeError) as error:
             raise PrepareError(str(error)) from error
         if spec.checkpoint is not None and spec.checkpoint.s3_uri:
-            self.checkpoint_store = self.root / "checkpoints" / spec.name
-            restored = restore_checkpoints(self.checkpoint_store, hosts)
-            if restored:
-                log.note(
-                    f"[prepare] restored {restored} checkpoint file(s) from "
-                    f"{self.checkpoint_store} into every host (checkpoint s3_uri "
-                    f"{spec.checkpoint.s3_uri})"
-                )
+            self.checkpoint_store = store = self.root / "checkpoints" / spec.name
+            for line in self._restore(store, spec.checkpoint.s3_uri):
+                log.note(f"[prepare] {line}")
         self.output_dir, output_note = output_location(spec, self.root / "jobs", self.name)
         if output_note:
             log.note(f"[prepare] note: {output_note}")
@@ -252,6 +249,28 @@ class LocalJob:
                 handle.write(f"{command.host.name}: {shlex.join(command.argv)}\n")
         log.note(f"[prepare] done in {time.monotonic() - began:.1f} s")
         self._write_record()
+
+    def _restore(self, store: Path, s3_uri: str) -> list[str]:
+        """Kept checkpoints into every host (as SageMaker syncs checkpoint_s3_uri), unless the
+        job starts fresh; what happened, as lines for the log."""
+        if not self.options.fresh:
+            restored = restore_checkpoints(store, self.hosts)
+            if not restored:
+                return []
+            return [
+                f"restored {restored} checkpoint file(s) from {store} into every host "
+                f"(checkpoint s3_uri {s3_uri}): the job resumes from them; to start fresh, "
+                "run `smdist run --fresh ...` (smdist.fit: options={'fresh': True})"
+            ]
+        # Set aside, never deleted, and only once this job has checkpoints of its own.
+        self.set_aside = store.with_name(f"{store.name}.before-{self.name}")
+        kept = kept_files(store)
+        if not kept:
+            return []
+        return [
+            f"starting fresh: the {kept} checkpoint file(s) in {store} are not restored; they "
+            f"stay there until this job writes checkpoints, then move to {self.set_aside}"
+        ]
 
     # ---- run ----------------------------------------------------------------------------
     def _start(self) -> None:
@@ -274,6 +293,7 @@ class LocalJob:
                 max_run=max_run,
                 stall_timeout=self.options.stall_timeout,
                 stop_file=self.job_dir / local_processes.STOP_FILE,
+                single_launcher=self.layout.launcher in MPI_LAUNCHERS,
             )
             if self._stop_early:
                 supervisor.request_stop()
@@ -358,6 +378,7 @@ class LocalJob:
             self.output_dir,
             self.checkpoint_store,
             keep_model=status in (JobStatus.COMPLETED, JobStatus.STOPPED),
+            set_aside=self.set_aside,
         )
 
     def _write_record(self, final: bool = False) -> None:

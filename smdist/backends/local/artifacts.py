@@ -161,6 +161,11 @@ def has_files(directory: Path) -> bool:
     return directory.is_dir() and any(p.is_file() for p in directory.rglob("*"))
 
 
+def kept_files(store: Path) -> int:
+    """How many files the persistent checkpoint store holds."""
+    return sum(1 for p in store.rglob("*") if p.is_file()) if store.is_dir() else 0
+
+
 def restore_checkpoints(store: Path, hosts: list[EmulatedHost]) -> int:
     """Copy the persistent checkpoints into every host; returns how many files there were."""
     if not store.is_dir():
@@ -171,10 +176,13 @@ def restore_checkpoints(store: Path, hosts: list[EmulatedHost]) -> int:
     return len(files)
 
 
-def save_checkpoints(store: Path, hosts: list[EmulatedHost]) -> int:
+def save_checkpoints(store: Path, hosts: list[EmulatedHost], set_aside: Path | None = None) -> int:
     """Make the persistent store hold what the hosts' checkpoint directories hold now.
 
-    The first host is copied last, so its files win where hosts wrote the same name.
+    The first host is copied last, so its files win where hosts wrote the same name. With
+    ``set_aside`` (a job started fresh, which restored nothing) the store's earlier files are
+    moved there instead of being replaced, and only when the hosts hold checkpoints of their
+    own: a fresh job that wrote none leaves the store as it was. Returns the files kept.
     """
     staging = store.with_name(store.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
@@ -188,9 +196,14 @@ def save_checkpoints(store: Path, hosts: list[EmulatedHost]) -> int:
                 ignore=shutil.ignore_patterns(".tmp-*"),
             )
     count = sum(1 for p in staging.rglob("*") if p.is_file())
+    if set_aside is not None and count == 0:
+        shutil.rmtree(staging)
+        return 0
     previous = store.with_name(store.name + ".previous")
     shutil.rmtree(previous, ignore_errors=True)
-    if store.exists():
+    if set_aside is not None and has_files(store):
+        os.replace(store, set_aside)
+    elif store.exists():
         os.replace(store, previous)
     os.replace(staging, store)
     shutil.rmtree(previous, ignore_errors=True)
@@ -203,17 +216,27 @@ def upload_outputs(
     output_dir: Path,
     checkpoint_store: Path | None,
     keep_model: bool,
+    set_aside: Path | None = None,
 ) -> str | None:
     """What SageMaker uploads at the end: checkpoints, the main host's model and output data.
 
-    Returns the model artifacts' URI (``model.tar.gz``), or None when the job failed.
+    ``set_aside``: where the store's earlier checkpoints go once a job started fresh has
+    written its own (see ``save_checkpoints``). Returns the model artifacts' URI
+    (``model.tar.gz``), or None when the job failed.
     """
     main = hosts[0]
     began = time.monotonic()
     model_uri = None
     if checkpoint_store is not None:
-        saved = save_checkpoints(checkpoint_store, hosts)
-        log.note(f"[upload] {saved} checkpoint file(s) kept in {checkpoint_store}")
+        earlier = has_files(checkpoint_store)
+        saved = save_checkpoints(checkpoint_store, hosts, set_aside)
+        if set_aside is not None and not saved:
+            log.note(
+                f"[upload] the job wrote no checkpoints; {checkpoint_store} keeps what it held"
+            )
+        else:
+            moved = f"; the earlier ones were moved to {set_aside}" if set_aside and earlier else ""
+            log.note(f"[upload] {saved} checkpoint file(s) kept in {checkpoint_store}{moved}")
     if keep_model:
         model_uri = package_directory(main.model, output_dir / "model.tar.gz").as_uri()
         log.note(f"[upload] {main.name}'s model directory -> {model_uri}")

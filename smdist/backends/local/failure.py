@@ -154,8 +154,8 @@ class Failure:
             return True
         return _reports_peer_loss(self.message or " ".join(self.last_lines[-REASON_LINES:]))
 
-    def reason(self) -> str:
-        """One line: ``AlgorithmError: ExecuteUserScriptError on HOST rank R (HOW): WHAT``."""
+    def summary(self) -> str:
+        """``HOST rank R (HOW): WHAT``: where it failed, how it ended, what it said last."""
         how = f" ({self.ending})" if self.ending is not None else ""
         if self.message:
             what = self.message
@@ -164,7 +164,11 @@ class Failure:
             what = "its last output: " + " | ".join(shown)
         else:
             what = "it printed nothing"
-        text = f"AlgorithmError: ExecuteUserScriptError on {self.where}{how}: {what}"
+        return f"{self.where}{how}: {what}"
+
+    def reason(self) -> str:
+        """One line: ``AlgorithmError: ExecuteUserScriptError on HOST rank R (HOW): WHAT``."""
+        text = f"AlgorithmError: ExecuteUserScriptError on {self.summary()}"
         if self.message and _reports_peer_loss(self.message) and _reports_timeout(self.message):
             text += " (a collective timed out: another rank is probably hung or gone)"
         return _shorten(text, REASON_LIMIT)

@@ -30,13 +30,14 @@ from smdist.runtime.container_contract import (
     sm_variables,
     training_environment,
 )
+from smdist.runtime.settings import LOCAL_JOB
 
 if TYPE_CHECKING:
     from smdist.backends.local.network import HostNames
     from smdist.planning import Plan
 
 NETWORK_INTERFACE = "lo"  # what the hosts share here: loopback
-TOKEN_VARIABLE = "SMDIST_LOCAL_JOB_ID"
+TOKEN_VARIABLE = LOCAL_JOB  # the job's token; also tells its scripts they run locally
 _FOREIGN_PREFIXES = (
     "SM_",
     "OMPI_",

@@ -3,7 +3,8 @@
 Each emulated host's first process writes into one pipe; a thread per pipe reads it line by
 line. Lines from mpirun (``--tag-output``: ``[1,3]<stdout>:``) carry the rank, which also
 names the host the rank runs on. Every line is
-appended, flushed, to the job's combined log (``<label> | <text>``) and to its host's own
+appended, flushed, to the job's combined log (``<label> | <text>``, the prefix every backend's
+logs share: ``smdist.backends.log_lines``) and to its host's own
 file; ``Job.logs()`` and the live console view read the combined file, so a reader can start
 at any time and nothing is held in memory but the recent lines used for failure reports.
 """
@@ -18,8 +19,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
+from smdist.backends.log_lines import prefixed, split_prefixed
+
 SMDIST = "smdist"
-SEPARATOR = " | "
 RECENT_LINES = 2000
 _MPI_TAG = re.compile(r"^\[\d+,(\d+)\]<std(?:out|err)>:(.*)$")
 # mpirun tags every chunk it forwards, so a line written in pieces (Python writes a traceback's
@@ -63,7 +65,7 @@ class JobLog:
             if handle is not None:
                 handle.write((f"[rank {rank}] {text}" if rank is not None else text) + "\n")
                 handle.flush()
-            self._combined.write(f"{name.ljust(self.width)}{SEPARATOR}{text}\n")
+            self._combined.write(prefixed(name, text, self.width) + "\n")
             self._combined.flush()
 
     def note(self, text: str) -> None:
@@ -75,6 +77,11 @@ class JobLog:
         """Count as output (a process started), for the stall watchdog."""
         with self._lock:
             self.last_output = time.monotonic()
+
+    def recent_lines(self) -> list[tuple[int, str, int | None, str]]:
+        """A copy of the recent lines, safe to read while the hosts write."""
+        with self._lock:
+            return list(self.recent)
 
     def lines_of(self, host: str, rank: int | None = None) -> list[str]:
         with self._lock:
@@ -177,11 +184,12 @@ class ConsoleView:
     def show(self, line: str) -> None:
         from rich.text import Text
 
-        prefix, separator, text = line.partition(SEPARATOR)
-        if not separator:
+        parts = split_prefixed(line)
+        if parts is None:
             self.console.print(Text(line), markup=False)
             return
-        host, _ = parse_label(prefix.strip())
+        host, _ = parse_label(parts[0])
         style = self._style(host)
-        body = Text(text, style="bold" if host == SMDIST else "")
-        self.console.print(Text.assemble((prefix + separator, style), body), markup=False)
+        prefix = line[: len(line) - len(parts[1])]  # the label as padded, and the separator
+        body = Text(parts[1], style="bold" if host == SMDIST else "")
+        self.console.print(Text.assemble((prefix, style), body), markup=False)

@@ -3,7 +3,8 @@
 Every host's command runs under ``host_init.py`` (its own session, a subreaper that owns the
 host's whole process tree). The supervisor then watches:
 
-- a process exiting non-zero fails the job: every other host is stopped;
+- a process exiting non-zero fails the job: a line names the host, the rank and how it ended
+  at once (not when the job is over), then every other host is stopped;
 - ``max_run`` seconds after the start the job is stopped (SageMaker: MaxRuntimeExceeded);
 - no output from any process for ``stall_timeout`` seconds fails the job as hung;
 - ``request_stop()`` (Ctrl-C, SIGTERM, ``Job.stop()``) stops it, and so does the stop-request
@@ -25,13 +26,15 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from smdist.backends.local import failure as local_failure
 from smdist.backends.local import proctree as proctree
 from smdist.backends.local.launch import HostCommand
-from smdist.backends.local.logs import JobLog, pump
+from smdist.backends.local.logs import SMDIST, JobLog, pump
 
 INIT_SCRIPT = Path(__file__).with_name("host_init.py")
 KILL_MARGIN = 5.0  # seconds past the grace period before smdist kills an init process itself
 POLL_SECONDS = 0.05
+DRAIN_SECONDS = 2.0  # how long a failed host's last lines may take to reach the log
 
 FAILURE, STALL, MAX_RUN, REQUESTED = "failure", "stall", "max_run", "requested"
 STOP_FILE = "stop-requested"  # in the job directory: another process asks for a stop
@@ -89,8 +92,10 @@ class Supervisor:
         max_run: float | None,
         stall_timeout: float | None,
         stop_file: Path | None = None,
+        single_launcher: bool = False,
     ) -> None:
         self.commands = commands
+        self.single_launcher = single_launcher  # one mpirun runs every host's ranks
         self.log = log
         self.token = token
         self.python = python
@@ -170,6 +175,7 @@ class Supervisor:
                         outcome.failed_hosts.append(name)
                         outcome.stop_cause = FAILURE
                         outcome.stop_detail = f"{name} exited with code {host.exit_code}"
+                        self._report_failure(host)
                         kill_at = self._begin_stop()
             if all(host.exit_code is not None for host in self.hosts):
                 break
@@ -200,6 +206,25 @@ class Supervisor:
             last = self.log.last_process_line()
             return STALL, detail + (f" (the last line was {last!r})" if last else "")
         return None
+
+    def _report_failure(self, failed: HostProcess) -> None:
+        """One line, as soon as a host fails: where (host, rank), how it ended and what it said
+        last, and which hosts are stopped because of it."""
+        failed.reader.join(timeout=DRAIN_SECONDS)  # its last lines name the rank
+        name, code = failed.command.host.name, failed.exit_code or 0
+        lines = [line for line in self.log.recent_lines() if line[1] != SMDIST]
+        diagnosis = local_failure.diagnose(lines, {name: code}, [name], self.single_launcher)
+        ended = local_failure.Ending.of_host_exit(code)
+        if diagnosis is None:
+            what = f"{name} ({ended})"
+        else:
+            what = diagnosis.summary()
+            if diagnosis.ending is None:  # one mpirun for every host: its own status
+                what += f" ({name}'s launcher: {ended})"
+        others = [host.command.host.name for host in self.hosts if host.exit_code is None]
+        if others:
+            what += f"; stopping {', '.join(others)}: SIGTERM now, SIGKILL after {self.grace:g} s"
+        self.log.note(f"[failure] {what}")
 
     def _begin_stop(self) -> float:
         """SIGTERM to every host still running; returns when to stop waiting for them."""

@@ -7,15 +7,14 @@ before the job can run (a ``SetupError``: exit code 2 on the command line).
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import os
 import shutil
-import sys
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from smdist.backends.local.layout import MPI_LAUNCHERS, TORCHRUN, LocalLayout
+from smdist.backends.local.layout import MPI_LAUNCHERS, LocalLayout
+from smdist.backends.local.requirements import missing_requirements
 from smdist.errors import Problem, SetupError, SpecError
 
 if TYPE_CHECKING:
@@ -46,7 +45,10 @@ class LocalOptions:
     - ``use_gpus``: False runs on CPU even where GPUs exist;
     - ``python``: the interpreter for the training processes (default: this one);
     - ``job_name``: instead of ``<spec name>-<time>-<random>``;
-    - ``console``: a ``rich.console.Console`` for ``wait(logs=True)``.
+    - ``console``: a ``rich.console.Console`` for ``wait(logs=True)``;
+    - ``fresh``: True starts without the checkpoints kept from earlier runs (with
+      ``checkpoint.s3_uri``); they stay in the store until this job has written its own, and
+      are then moved aside (``<root>/checkpoints/<name>.before-<job>``), never deleted.
     """
 
     hosts: int | None = None
@@ -59,6 +61,7 @@ class LocalOptions:
     python: str | None = None
     job_name: str | None = None
     console: Any = None
+    fresh: bool = False
 
     @classmethod
     def from_keywords(cls, options: dict[str, Any]) -> LocalOptions:
@@ -86,6 +89,10 @@ class LocalOptions:
                 raise SpecError(
                     [Problem(f"options.{name}", "must be a positive number of seconds", value)]
                 )
+        if not isinstance(values.get("fresh", False), bool):
+            raise SpecError(
+                [Problem("options.fresh", "must be a boolean", values["fresh"], "True or False")]
+            )
         return cls(**values)
 
 
@@ -115,18 +122,18 @@ def checkpoint_path(plan: Plan) -> tuple[str, str | None]:
 
 
 def check_tools(plan: Plan, layout: LocalLayout, python: str) -> None:
+    """mpirun where the distribution needs it, and the packages the job's Python must have."""
     if layout.launcher in MPI_LAUNCHERS and shutil.which("mpirun") is None:
         raise PrepareError(
             "this distribution starts with mpirun, which is not installed here: install Open "
             "MPI (Debian/Ubuntu: apt-get install openmpi-bin)"
         )
-    same_python = os.path.realpath(python) == os.path.realpath(sys.executable)
-    if not same_python:
-        return
-    if plan.spec.strategy.kind == "horovod" and importlib.util.find_spec("horovod") is None:
-        raise PrepareError("Horovod jobs need horovod installed in this Python environment")
-    if layout.launcher == TORCHRUN and importlib.util.find_spec("torch") is None:
-        raise PrepareError("torch_distributed jobs need torch installed in this Python environment")
+    try:
+        missing = missing_requirements(plan, layout, python)
+    except SetupError as error:
+        raise PrepareError(str(error)) from None
+    if missing:
+        raise PrepareError("; ".join(missing))
 
 
 def prepare_notes(plan: Plan, layout: LocalLayout, address_names: list[str] | None) -> list[str]:
@@ -140,8 +147,12 @@ def prepare_notes(plan: Plan, layout: LocalLayout, address_names: list[str] | No
             "libnss-wrapper for SageMaker's names"
         )
     if plan.source_dir and Path(plan.source_dir, "requirements.txt").is_file():
+        # Nothing here installs it: the hosts run the job's Python as it is. On SageMaker the
+        # container pip-installs a shipped requirements.txt before the script (SDK v2's toolkit
+        # by itself; under SDK v3 because smdist names it in SourceCode.requirements).
         lines.append(
-            "note: requirements.txt is installed by the SageMaker container; locally, install "
-            "it into this environment yourself"
+            "note: this local run does not install requirements.txt: its packages must already "
+            "be installed for the Python that runs the job (on SageMaker the container "
+            "pip-installs it before the script starts, when it ships with the code)"
         )
     return lines

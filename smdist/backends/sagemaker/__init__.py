@@ -28,6 +28,7 @@ from smdist import packaging
 from smdist.backends.job_names import unique_job_name
 from smdist.backends.sagemaker import request as request_
 from smdist.backends.sagemaker import sdk as sdk
+from smdist.backends.sagemaker.buckets import require_bucket
 from smdist.backends.sagemaker.dry_run import BUCKET_VARIABLE, DryRun, prepare_dry_run
 from smdist.backends.sagemaker.job import DEFAULT_POLL_SECONDS, SageMakerJob, attach
 from smdist.errors import Problem, SpecError
@@ -83,6 +84,25 @@ def sdk_v3_installed() -> bool:
     return (sdk_version() or "").startswith("3.")
 
 
+def submission_problems(plan: Plan) -> list[Problem]:
+    """What ``submit`` would refuse for the installed SDK line, found with no AWS call and no
+    SDK import: ``smdist validate`` and ``smdist plan`` report these too.
+
+    A job only the local backends can run (``file://`` inputs, a local-mode instance type) is
+    taken as meant for them: nothing is reported for it.
+    """
+    if request_.local_only_problems(plan.spec):
+        return []
+    from smdist.catalog_checks import unpinned_image
+
+    problems = unpinned_image(plan.spec)
+    if sdk_v3_installed():
+        from smdist.backends.sagemaker.v3_request import carriage_problems
+
+        problems += carriage_problems(plan)
+    return problems
+
+
 def _output_kms_key(plan: Plan) -> str | None:
     return plan.estimator_kwargs.get("output_kms_key")
 
@@ -127,6 +147,15 @@ def estimator_kwargs(submission: Submission) -> dict[str, Any]:
     """The job's estimator arguments with the code already in S3 and the backend's own."""
     kwargs = dict(submission.estimator_kwargs)
     kwargs["source_dir"] = submission.code_uri
+    if "image_uri" not in kwargs:  # smdist's catalogue names the image, not the SDK's tables
+        from smdist.image_choice import chosen_image
+
+        plan_ = submission.plan
+        kwargs["image_uri"] = request_.training_image(plan_, submission.region)
+        image = chosen_image(plan_.spec)
+        if image is not None:  # the estimator still validates the distribution by version
+            kwargs["framework_version"] = kwargs.get("framework_version") or image.version
+            kwargs["py_version"] = kwargs.get("py_version") or image.py_versions[-1]
     kwargs.update(request_.BACKEND_ESTIMATOR_KWARGS)
     return kwargs
 
@@ -179,9 +208,12 @@ def launch(
     entries = packaging.bundle(plan)  # bad source_dir / entry point fails before any AWS call
     boto = sdk.boto_session(region or spec.region, boto_session)
     job_role = require_role(plan, role)
-    session = sdk.sagemaker_session(boto, bucket or os.environ.get(BUCKET_VARIABLE))
+    named = bucket or os.environ.get(BUCKET_VARIABLE)
+    if named:
+        require_bucket(boto, named, "--bucket" if bucket else BUCKET_VARIABLE)
+    session = sdk.sagemaker_session(boto, named)
     with sdk.contained():
-        job_bucket = session.default_bucket()
+        job_bucket = named or session.default_bucket()  # only the SDK's default is created
     upload = upload_source(boto, job_bucket, entries, _output_kms_key(plan))
     estimator_class = sdk.estimator_class(plan.estimator)
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from smdist import packaging
+from smdist.aws_region import dry_run_region
 from smdist.backends.sagemaker import request as request_
 from smdist.planning import Plan
 
@@ -44,17 +45,6 @@ class DryRun:
         }
 
 
-def resolve_region(spec: Any, region: str | None) -> str:
-    """The region a dry run shows: given, the spec's, the AWS environment's, or a placeholder."""
-    return (
-        region
-        or spec.region
-        or os.environ.get("AWS_REGION")
-        or os.environ.get("AWS_DEFAULT_REGION")
-        or "<region>"
-    )
-
-
 @dataclass(frozen=True)
 class PreparedDryRun:
     """The values both SDK paths show: where the code would go, in which bucket and region."""
@@ -65,6 +55,7 @@ class PreparedDryRun:
     bucket: str
     region: str
     code_uri: str
+    region_note: str | None = None
 
     def result(self, request: dict[str, Any], estimator: str) -> DryRun:
         spec = self.plan.spec
@@ -74,7 +65,8 @@ class PreparedDryRun:
             source_uri=self.code_uri,
             content_digest=self.digest,
             estimator=estimator,
-            warnings=[str(w) for w in self.plan.warnings],
+            warnings=[str(w) for w in self.plan.warnings]
+            + ([self.region_note] if self.region_note else []),
             excluded_secrets=packaging.excluded_secrets(Path(spec.code.source_dir))
             if spec.code.source_dir
             else [],
@@ -86,11 +78,13 @@ def prepare_dry_run(plan: Plan, *, bucket: str | None, region: str | None) -> Pr
     entries = packaging.bundle(plan)
     digest = packaging.content_digest(entries)
     job_bucket = bucket or os.environ.get(BUCKET_VARIABLE) or "<default bucket>"
+    shown_region, note = dry_run_region(region, plan.spec.region)
     return PreparedDryRun(
         plan=plan,
         entries=entries,
         digest=digest,
         bucket=job_bucket,
-        region=resolve_region(plan.spec, region),
+        region=shown_region,
         code_uri=request_.source_uri(job_bucket, digest),
+        region_note=note,
     )

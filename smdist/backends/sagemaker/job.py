@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from smdist.backends.base import JobError, JobStatus
+from smdist.backends.log_lines import prefixed
 from smdist.errors import Problem, SpecError
 
 if TYPE_CHECKING:
@@ -29,6 +30,7 @@ class CloudWatchLogReader:
         self._client = logs_client
         self._job_name = job_name
         self._tokens: dict[str, str | None] = {}
+        self._width = 0  # the longest host name seen: labels padded to it line up
 
     def _streams(self) -> list[str]:
         names: list[str] = []
@@ -67,15 +69,17 @@ class CloudWatchLogReader:
             events += batch
 
     def new_lines(self) -> list[str]:
-        """Lines logged since the last call, ordered by time, each prefixed with its host."""
-        collected: list[tuple[int, int, str]] = []
+        """Lines logged since the last call, ordered by time, each prefixed with its host as
+        the local backend prefixes them (``algo-1 | text``)."""
+        collected: list[tuple[int, int, str, str]] = []
         for order, stream in enumerate(self._streams()):
             host = _host_of(stream, self._job_name)
+            self._width = max(self._width, len(host))
             for event in self._events(stream):
                 message = event.get("message", "").rstrip("\n")
-                collected.append((event.get("timestamp", 0), order, f"[{host}] {message}"))
+                collected.append((event.get("timestamp", 0), order, host, message))
         collected.sort(key=lambda item: (item[0], item[1]))
-        return [line for _, _, line in collected]
+        return [prefixed(host, message, self._width) for _, _, host, message in collected]
 
 
 def _host_of(stream: str, job_name: str) -> str:
@@ -99,13 +103,17 @@ class SageMakerJob:
         submission: Submission | None = None,
         source_uri: str | None = None,
         uploaded_bytes: int | None = None,
+        drivers_uri: str | None = None,
+        drivers_uploaded_bytes: int | None = None,
     ) -> None:
         self.name = name
         self.plan = plan
         self.submission = submission  # the bound values this job was created with
         self.poll_seconds = poll_seconds
         self.source_uri = source_uri
-        self.uploaded_bytes = uploaded_bytes
+        self.uploaded_bytes = uploaded_bytes  # the code's; 0 when it was already there
+        self.drivers_uri = drivers_uri  # SDK v3's sm_drivers channel
+        self.drivers_uploaded_bytes = drivers_uploaded_bytes
         self.region = boto_session.region_name
         self._sagemaker = boto_session.client("sagemaker")
         self._logs = boto_session.client("logs")

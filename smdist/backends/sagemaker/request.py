@@ -33,6 +33,15 @@ def source_uri(bucket: str, digest: str) -> str:
 
 def check_cloud_spec(spec: JobSpec) -> None:
     """What a real SageMaker job cannot take although the local backends can."""
+    from smdist.catalog_checks import unpinned_image
+
+    problems = local_only_problems(spec) + unpinned_image(spec)
+    if problems:
+        raise SpecError(problems)
+
+
+def local_only_problems(spec: JobSpec) -> list[Problem]:
+    """What marks a job as one for the local backends: a local-mode instance, local paths."""
     problems = []
     if spec.cluster.is_local_mode:
         problems.append(
@@ -57,59 +66,19 @@ def check_cloud_spec(spec: JobSpec) -> None:
         problems.append(
             Problem("output_path", "SageMaker jobs write to S3", spec.output_path, "s3://...")
         )
-    if problems:
-        raise SpecError(problems)
+    return problems
 
 
 def training_image(plan: Plan, region: str) -> str:
-    """The training image the SDK picks for this plan (its image catalogue is offline data)."""
-    kwargs = plan.estimator_kwargs
-    if kwargs.get("image_uri"):
-        return kwargs["image_uri"]
-    if region.startswith("<"):
-        raise SpecError(
-            [
-                Problem(
-                    "region",
-                    "is needed to name the training image (DLC images live in each region's "
-                    "registry)",
-                    None,
-                    "region: in the job file, --region, or AWS_REGION",
-                )
-            ]
-        )
-    try:
-        from smdist.backends.sagemaker.sdk import contained, import_sagemaker
+    """The job's training image: ``code.image_uri``, or the DLC URI from smdist's catalogue
+    (``smdist.image_choice``), the same under SDK v2 and v3."""
+    from smdist.catalog_checks import unpinned_image
+    from smdist.image_choice import training_image_uri
 
-        import_sagemaker()
-        from sagemaker import image_uris
-
-        with contained():
-            return image_uris.get_training_image_uri(
-                region=region,
-                framework=plan.framework,
-                framework_version=kwargs.get("framework_version"),
-                py_version=kwargs.get("py_version"),
-                distribution=plan.distribution or None,
-                instance_type=plan.spec.cluster.instance_type,
-            )
-    except SpecError:  # the SDK is not installed: show what is known
-        pass
-    except ValueError as exc:  # the SDK has no image for this combination
-        raise SpecError(
-            [
-                Problem(
-                    "code.framework_version",
-                    f"the SageMaker SDK has no {plan.framework} training image for this job: {exc}",
-                    kwargs.get("framework_version"),
-                    "a version the SDK lists, or code.image_uri",
-                )
-            ]
-        ) from None
-    return (
-        f"<{plan.framework} {kwargs.get('framework_version')} {kwargs.get('py_version')} "
-        f"training image for {plan.spec.cluster.instance_type} in {region}>"
-    )
+    unpinned = unpinned_image(plan.spec)
+    if unpinned:
+        raise SpecError(unpinned)
+    return training_image_uri(plan.spec, region)
 
 
 def input_data_config(spec: JobSpec, code_uri: str) -> list[dict[str, Any]]:

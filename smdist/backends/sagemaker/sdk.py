@@ -130,9 +130,17 @@ def _memoize_config_validation() -> None:
 
 
 def boto_session(region: str | None = None, boto: Any = None) -> Any:
-    """A boto3 Session for ``region`` (or the one given), checked to have a region."""
+    """A boto3 Session for ``region`` (or the one given), checked to have a region.
+
+    With no ``region``, the configured one as every smdist command resolves it
+    (``smdist.aws_region``: ``AWS_REGION`` included, which boto3 alone ignores).
+    """
     import boto3
 
+    from smdist.aws_region import HOW_TO_SET, configured_region
+
+    if boto is None:
+        region = region or configured_region()
     session = boto or boto3.Session(region_name=region)
     if region and session.region_name != region:
         session = boto3.Session(
@@ -143,8 +151,8 @@ def boto_session(region: str | None = None, boto: Any = None) -> Any:
             [
                 Problem(
                     "region",
-                    "no AWS region: set `region:` in the job file, AWS_REGION, or a profile region",
-                    valid="e.g. us-west-2",
+                    "no AWS region is configured",
+                    valid=f"e.g. us-west-2, set by {HOW_TO_SET}",
                 )
             ]
         )

@@ -14,6 +14,7 @@ with SDK v2 installed (v2 and v3 cannot be installed together).
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 import weakref
@@ -21,8 +22,13 @@ from importlib import metadata
 from typing import Any
 
 from smdist import packaging
+from smdist.backends.sagemaker import request as request_
 from smdist.backends.sagemaker import v3_request as v3_request
-from smdist.backends.sagemaker.v3_drivers import distributed_object, source_code
+from smdist.backends.sagemaker.v3_drivers import (
+    distributed_object,
+    shipped_requirements,
+    source_code,
+)
 from smdist.backends.sagemaker.v3_request import driver_config, plan_driver_config
 from smdist.cluster import Cluster
 from smdist.errors import Problem, SpecError
@@ -100,49 +106,18 @@ def _session(session: Any, region: str | None, bucket: str) -> Any:
 
 
 def training_image(plan: Plan, region: str) -> str:
-    """``code.image_uri``, or the DLC image SDK v3's own tables name for this plan."""
-    code, instance_type = plan.spec.code, plan.spec.cluster.instance_type
-    if code.image_uri:
-        return code.image_uri
-    why = "code.framework_version is not set either"
-    if code.framework_version:
-        from sagemaker.core import image_uris
-
-        try:
-            return image_uris.get_training_image_uri(
-                region=region,
-                framework=plan.framework,
-                framework_version=code.framework_version,
-                py_version=code.py_version,
-                distribution=plan.distribution or None,
-                instance_type=instance_type,
-            )
-        except ValueError as exc:  # the SDK's tables have no such image
-            why = (
-                f"SDK v3 {sdk_version()} has no {plan.framework} {code.framework_version} "
-                f"training image for {instance_type}: {exc}"
-            )
-    raise SpecError(
-        [
-            Problem(
-                "code.image_uri",
-                f"is needed: {why}",
-                None,
-                "a training image URI, or a code.framework_version (+ py_version) that the "
-                "SDK lists (sagemaker.core.image_uris.list_versions)",
-            )
-        ]
-    )
+    """``code.image_uri``, or the DLC URI from smdist's catalogue (v3's own tables are stale)."""
+    return request_.training_image(plan, region)
 
 
 def _source_code(plan: Plan, code_s3_uri: str | None, keep: list[str]) -> Any:
     """The SourceCode: the bundle already in S3, or staged into a directory v3 uploads."""
     if code_s3_uri:
-        return source_code(plan, code_s3_uri)
+        return source_code(plan, code_s3_uri, shipped_requirements(plan))
     source_dir = tempfile.mkdtemp(prefix="smdist-v3-code-")
     keep.append(source_dir)
-    packaging.stage(plan, source_dir)  # smdist's file list: ignore rules, no secrets
-    return source_code(plan, source_dir)
+    files = packaging.stage(plan, source_dir)  # smdist's file list: ignore rules, no secrets
+    return source_code(plan, source_dir, shipped_requirements(plan, files))
 
 
 def _channels(plan: Plan) -> list[Any]:
@@ -216,7 +191,8 @@ def trainer_kwargs(plan: Plan, *, bucket: str, region: str) -> dict[str, Any]:
         "networking": networking,
         "checkpoint_config": checkpoint,
         "input_data_config": _channels(plan) or None,
-        # Exactly the user's, plus mp_parameters for SMP (v3 adds v2's itself; v1's is ours).
+        # The user's, encoded so the script gets SDK v2's arguments (v3_hyperparameters), plus
+        # mp_parameters for SMP (v3 adds v2's itself; v1's is ours).
         "hyperparameters": v3_request.hyperparameters(plan),
         "environment": dict(plan.environment),  # the user's, plus smdist's SMDIST_* settings
         "tags": [Tag(key=k, value=v) for k, v in spec.tags.items()] or None,
@@ -227,7 +203,7 @@ def model_trainer(
     plan: Plan,
     *,
     role: str | None = None,
-    bucket: str,
+    bucket: str | None = None,
     region: str | None = None,
     job_name: str | None = None,
     code_s3_uri: str | None = None,
@@ -239,25 +215,40 @@ def model_trainer(
     ``-<YYYYmmddHHMMSS>`` when it submits. ``code_s3_uri`` is the job's code tarball already in
     S3 (``.../sourcedir.tar.gz``, as the SDK v2 backend uploads it); without it the code is
     staged locally and v3 uploads it when ``train()`` runs. ``session``: a boto3 Session or an
-    SDK v3 Session (default: a boto3 Session for ``region``). Constructing the trainer makes no
-    S3 call; v3 still resolves the role unless ``SAGEMAKER_VALIDATE_ROLE=false``.
+    SDK v3 Session (default: a boto3 Session for ``region``). ``role``, ``bucket`` and
+    ``region`` default as for ``smdist submit``: the job file's role, ``SMDIST_ROLE``; a named
+    bucket (or ``SMDIST_BUCKET``), which must exist (one HeadBucket), else the SDK's default
+    bucket; the job file's region, ``AWS_REGION``, the AWS configuration. v3 still resolves the
+    role unless ``SAGEMAKER_VALIDATE_ROLE=false``.
     """
     require_sdk_v3()
     spec = plan.spec
     model_trainer_distributed(spec.strategy, spec.cluster)  # the strategy's own checks
     distributed = distributed_object(plan_driver_config(plan))  # with the plan's program
-    job_role = role or spec.role
+    from smdist.aws_region import DRY_RUN_REGION, resolve_region
+    from smdist.backends.sagemaker import BUCKET_VARIABLE, resolve_role
+    from smdist.backends.sagemaker.buckets import require_bucket
+
+    training_image(plan, resolve_region(region, spec.region) or DRY_RUN_REGION)  # before AWS
+    job_role = resolve_role(plan, role)
     if not job_role:
         raise SpecError(
             [
                 Problem(
                     "role",
-                    "no IAM role for the job: pass role= or set `role:` in the job file",
+                    "no IAM role for the job: pass role=, set `role:` in the job file, or "
+                    "SMDIST_ROLE",
                     valid="arn:aws:iam::<account>:role/<SageMaker execution role>",
                 )
             ]
         )
-    sm_session = _session(session, region or spec.region, bucket)
+    named = bucket or os.environ.get(BUCKET_VARIABLE)
+    sm_session = _session(session, resolve_region(region, spec.region), named or "")
+    if named:
+        require_bucket(sm_session.boto_session, named, "bucket" if bucket else BUCKET_VARIABLE)
+    else:  # only the SDK's own default bucket may be created
+        named = sm_session.default_bucket()
+    bucket = named
     job_region = region or spec.region or sm_session.boto_session.region_name
     from sagemaker.core.training.configs import MetricDefinition
     from sagemaker.train import ModelTrainer

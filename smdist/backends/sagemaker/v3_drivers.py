@@ -6,6 +6,10 @@ config's driver over ``distributed_drivers/``, and three files rendered for the 
 directory the way ``ModelTrainer.train()`` does, from v3's own files and templates, so the
 SageMaker backend can upload it once under a content-addressed prefix instead of once per job.
 
+v3 installs a requirements file only when ``SourceCode.requirements`` names it; SDK v2's toolkit
+installs the code's ``requirements.txt`` whenever there is one. So when the shipped code has a
+top-level ``requirements.txt`` smdist names it, and sm_train.sh installs it as v3 renders that.
+
 ``SmdistDriver`` is a v3 ``DistributedConfig``: ModelTrainer copies its ``driver_dir``
 (``smdist/drivers``) into the channel and ``sm_train.sh`` runs ``smdist_driver.py`` on every
 host. The class is built on first use: this module imports with SDK v2 installed.
@@ -16,14 +20,17 @@ from __future__ import annotations
 import functools
 import json
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from smdist import packaging
 from smdist.backends.sagemaker.v3_request import DriverConfig, plan_driver_config
 from smdist.planning import Plan
 
 DRIVER_DIR = Path(__file__).resolve().parents[2] / "drivers"
 TARBALL = "sourcedir.tar.gz"
+REQUIREMENTS = "requirements.txt"  # what SDK v2's toolkit installs from the code by itself
 
 
 @functools.cache
@@ -64,19 +71,42 @@ def distributed_object(config: DriverConfig) -> Any:
     )
 
 
-def source_code(plan: Plan, code_uri: str) -> Any:
+def requirements_file(files: Iterable[str]) -> str | None:
+    """``requirements.txt`` when the shipped code has one at its top, else None."""
+    return REQUIREMENTS if REQUIREMENTS in set(files) else None
+
+
+def shipped_requirements(plan: Plan, files: Iterable[str] | None = None) -> str | None:
+    """``requirements_file`` of the code's file list (``files``, else the bundle's)."""
+    if files is None:
+        files = [arcname for _, arcname in packaging.bundle(plan)]
+    return requirements_file(files)
+
+
+def source_code(plan: Plan, code_uri: str, requirements: str | None = None) -> Any:
+    """v3's SourceCode. With ``requirements`` sm_train.sh pip-installs that file of the code
+    before the driver starts, as SDK v2's toolkit installs a requirements.txt by itself."""
     from sagemaker.core.training.configs import SourceCode
 
     # ignore_patterns=[]: the bundle is already smdist's exact file list.
-    return SourceCode(source_dir=code_uri, entry_script=plan.entry_point, ignore_patterns=[])
+    return SourceCode(
+        source_dir=code_uri,
+        entry_script=plan.entry_point,
+        requirements=requirements,
+        ignore_patterns=[],
+    )
 
 
-def write_drivers(plan: Plan, code_uri: str, target: Path) -> None:
-    """``target`` as v3 fills its ``sm_drivers`` channel for ``plan`` (code at ``code_uri``)."""
+def write_drivers(
+    plan: Plan, code_uri: str, target: Path, files: Iterable[str] | None = None
+) -> None:
+    """``target`` as v3 fills its ``sm_drivers`` channel for ``plan`` (code at ``code_uri``,
+    holding ``files``: default, the bundle's)."""
     import sagemaker.core.utils.install_requirements as install_requirements
     from sagemaker.train import templates
     from sagemaker.train.constants import SM_CODE_CONTAINER_PATH, SM_DRIVERS_LOCAL_PATH
 
+    requirements = shipped_requirements(plan, files)
     config = plan_driver_config(plan)
     distributed = distributed_object(config)
     bytecode = shutil.ignore_patterns("__pycache__", "*.pyc")
@@ -90,12 +120,15 @@ def write_drivers(plan: Plan, code_uri: str, target: Path) -> None:
         working_dir += f"tar -xzf {code_uri.rsplit('/', 1)[-1]} \n"
     script = templates.TRAIN_SCRIPT_TEMPLATE.format(
         working_dir=working_dir,
-        install_requirements="",
+        install_requirements=templates.INSTALL_REQUIREMENTS.format(requirements_file=requirements)
+        if requirements
+        else "",
         execute_driver=templates.EXEUCTE_DISTRIBUTED_DRIVER.format(
             driver_name=type(distributed).__name__, driver_script=distributed.driver_script
         ),
     )
     with open(target / "sm_train.sh", "w", newline="\n") as handle:
         handle.write(script)
-    (target / "sourcecode.json").write_text(json.dumps(source_code(plan, code_uri).model_dump()))
+    code = source_code(plan, code_uri, requirements)
+    (target / "sourcecode.json").write_text(json.dumps(code.model_dump()))
     (target / "distributed.json").write_text(json.dumps(distributed.model_dump()))

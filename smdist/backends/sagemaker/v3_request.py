@@ -7,8 +7,9 @@ and the SageMaker backend sends exactly what it showed. What makes it v3's and n
   ``ContainerArguments``), not the image's training toolkit;
 - the code travels as channel ``code`` (smdist's content-addressed tarball) and the drivers as
   channel ``sm_drivers`` (content-addressed too: ``smdist/drivers/<digest>/``);
-- hyperparameters are the user's only, strings as they are and the rest JSON (v3's
-  ``safe_serialize``), plus ``mp_parameters`` for SMP; no ``sagemaker_*`` keys;
+- hyperparameters are the user's only, encoded so that the script gets what SDK v2's toolkit
+  gives it (``v3_hyperparameters``: not v3's raw strings, which its drivers re-decode), plus
+  ``mp_parameters`` for SMP; no ``sagemaker_*`` keys;
 - ``OutputDataConfig`` gains ``CompressionType: GZIP``; there is no ProfilerConfig.
 
 How the job is launched is one of two drivers (``driver_config``): v3's torchrun driver for
@@ -27,13 +28,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from smdist import wire
+from smdist.backends.sagemaker import v3_hyperparameters
 from smdist.backends.sagemaker.request import DEFAULT_VOLUME_GB, input_data_config
+from smdist.catalog_checks import in_container_code, python_problems
 from smdist.cluster import Cluster
 from smdist.errors import Problem, SpecError
 from smdist.packaging import LAUNCHER_SCRIPT
 from smdist.planning import Plan
 from smdist.runtime.smp_v2 import SMP_V2_PARAMETERS
 from smdist.strategies import PyTorchDDP, SMPv1, SMPv2, Strategy
+from smdist.v3_names import unexportable_name_problems
 
 CODE_CHANNEL = "code"
 DRIVERS_CHANNEL = "sm_drivers"
@@ -58,16 +62,6 @@ class DriverConfig:
     @property
     def smdist(self) -> bool:
         return self.script == SMDIST_DRIVER_SCRIPT
-
-
-def safe_serialize(value: Any) -> str:
-    """v3's hyperparameter encoding: a string as it is, anything else as JSON."""
-    if isinstance(value, str):
-        return value
-    try:
-        return json.dumps(value)
-    except TypeError:
-        return str(value)
 
 
 def smp_v2_parameters(strategy: SMPv2) -> dict[str, Any]:
@@ -117,13 +111,16 @@ def plan_driver_config(plan: Plan) -> DriverConfig:
     )
 
 
-def hyperparameters(plan: Plan) -> dict[str, str]:
-    """The request's HyperParameters; SpecError for a value v3's container cannot carry."""
-    values = {name: safe_serialize(value) for name, value in plan.hyperparameters.items()}
+def carriage_problems(plan: Plan) -> list[Problem]:
+    """What v3's container script cannot carry: names it cannot export, a single quote in a
+    hyperparameter, and an image whose Python smdist's driver does not run on (``smdist
+    validate`` and ``plan`` show them too under SDK v3)."""
+    spec = plan.spec
+    problems = unexportable_name_problems(spec.inputs, plan.hyperparameters, "error")
     # v3's scripts/environment.py writes every hyperparameter as `export SM_HP_X='<value>'`
     # (and all of them in SM_HPS) and sm_train.sh sources that file: a single quote in a value
     # ends the quoting, so the job breaks, or runs the rest of the value as shell code.
-    quoted = [
+    problems += [
         Problem(
             f"hyperparameters.{name}",
             "contains a single quote, which SDK v3's container script (sm_train.sh) would run "
@@ -131,11 +128,27 @@ def hyperparameters(plan: Plan) -> dict[str, str]:
             value,
             "a value without ' (or submit through SDK v2: smdist[sagemaker-v2])",
         )
-        for name, value in values.items()
-        if "'" in value or "'" in name
+        for name, value in plan.hyperparameters.items()
+        if "'" in json.dumps(value) or "'" in name
     ]
-    if quoted:
-        raise SpecError(quoted)
+    # smdist's driver runs on the image's Python (a ready script's or smdist's launcher's need
+    # of the same is refused with the container: catalog_checks.check_container).
+    if plan_driver_config(plan).smdist and in_container_code(spec) is None:
+        problems += python_problems(
+            spec,
+            "smdist's SDK v3 driver",
+            "submit through SDK v2 (smdist[sagemaker-v2]): its toolkit starts the script",
+        )
+    return problems
+
+
+def hyperparameters(plan: Plan) -> dict[str, str]:
+    """The request's HyperParameters; SpecError for what v3's container cannot carry."""
+    problems = carriage_problems(plan)
+    if problems:
+        raise SpecError(problems)
+    smdist_driver = plan_driver_config(plan).smdist
+    values = v3_hyperparameters.encode(plan.hyperparameters, smdist_driver=smdist_driver)
     strategy = plan.spec.strategy
     if isinstance(strategy, SMPv2):
         values["mp_parameters"] = json.dumps(smp_v2_parameters(strategy))

@@ -22,6 +22,7 @@ from smdist.backends.job_names import unique_job_name
 from smdist.backends.sagemaker import request as request_
 from smdist.backends.sagemaker import v3 as v3
 from smdist.backends.sagemaker import v3_request as v3_request
+from smdist.backends.sagemaker.buckets import require_bucket
 from smdist.backends.sagemaker.dry_run import DryRun, prepare_dry_run
 from smdist.backends.sagemaker.job import DEFAULT_POLL_SECONDS, SageMakerJob
 from smdist.planning import Plan
@@ -45,9 +46,15 @@ def _missing(s3: Any, bucket: str, key: str) -> bool:
 
 
 def upload_drivers(
-    boto_session: Any, plan: Plan, bucket: str, code_uri: str, kms_key: str | None = None
+    boto_session: Any,
+    plan: Plan,
+    bucket: str,
+    code_uri: str,
+    kms_key: str | None = None,
+    files: list[str] | None = None,
 ) -> tuple[str, int]:
-    """The drivers' S3 prefix for this job, and the bytes uploaded (0 when already there)."""
+    """The drivers' S3 prefix for this job, and the bytes uploaded (0 when already there);
+    ``files``: the code's file list (default: the bundle's)."""
     digest = v3_request.drivers_digest(plan, v3.sdk_version() or "", code_uri)
     uri = v3_request.drivers_uri(bucket, digest)
     prefix = uri[len(f"s3://{bucket}/") :]
@@ -60,7 +67,7 @@ def upload_drivers(
         root = Path(tmp)
         from smdist.backends.sagemaker.v3_drivers import write_drivers
 
-        write_drivers(plan, code_uri, root)
+        write_drivers(plan, code_uri, root, files)
         files = sorted(p for p in root.rglob("*") if p.is_file())
         files.sort(key=lambda p: p.name == _LAST_DRIVER_FILE)
         for path in files:
@@ -105,11 +112,13 @@ def launch(
     boto = sdk.boto_session(region or spec.region, boto_session)
     job_role = backend.require_role(plan, role)
     job_bucket = bucket or os.environ.get(backend.BUCKET_VARIABLE)
-    if not job_bucket:
+    if job_bucket:
+        require_bucket(boto, job_bucket, "--bucket" if bucket else backend.BUCKET_VARIABLE)
+    else:  # only the SDK's default bucket is ever created
         job_bucket = v3.sagemaker_session(boto, "").default_bucket()
     kms = plan.estimator_kwargs.get("output_kms_key")
     upload = backend.upload_source(boto, job_bucket, entries, kms)
-    drivers, driver_bytes = upload_drivers(boto, plan, job_bucket, upload.uri, kms)
+    drivers, driver_bytes = upload_drivers(boto, plan, job_bucket, upload.uri, kms, upload.files)
     client = boto.client("sagemaker")
     for attempt in range(_NAME_ATTEMPTS):
         name = unique_job_name(spec.name)
@@ -134,7 +143,9 @@ def launch(
             plan=plan,
             poll_seconds=poll_seconds,
             source_uri=upload.uri,
-            uploaded_bytes=upload.uploaded_bytes + driver_bytes,
+            uploaded_bytes=upload.uploaded_bytes,
+            drivers_uri=drivers,
+            drivers_uploaded_bytes=driver_bytes,
         )
     raise AssertionError("unreachable")  # pragma: no cover
 

@@ -1,15 +1,24 @@
 """The training loop: metric lines, periodic checkpoints and a SIGTERM-safe stop, with no
-host-device synchronisation on ordinary steps."""
+host-device synchronisation on ordinary steps.
+
+Checkpoints are written every ``checkpoint_every`` steps and once more at the end; a line says
+so at most once per epoch (every time when the job chose ``checkpoint_every`` itself) and for
+the last one, so a short run is not buried in them. A run resumed from a checkpoint that is
+already at the end trains nothing and says so in one line instead of reporting steps it did not
+run.
+"""
 
 from __future__ import annotations
 
 import time
+import typing
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from smdist.runtime.checkpoints import nothing_left_to_train
 from smdist.runtime.metrics import log_metrics
-from smdist.runtime.paths import model_dir
+from smdist.runtime.paths import checkpoint_dir, model_dir
 from smdist.runtime.stop import TERMINATED_EXIT_CODE, StopRequest
 from smdist.runtime.torch_training.process import ConfigurationError, say
 from smdist.runtime.torch_training.weights import report_checksum, save_weights
@@ -31,8 +40,10 @@ class LoopSettings:
     epochs: int
     max_steps: int  # 0: stop after ``epochs``
     log_every: int
-    checkpoint_every: int  # 0: no periodic checkpoints
+    checkpoint_every: int  # 0: no periodic checkpoints and none at the end
     global_batch: int  # samples per optimizer step, summed over ranks
+    # False: a line for the first checkpoint of an epoch and the last one only.
+    announce_every_checkpoint: bool = False
 
     @classmethod
     def from_args(cls, args: Any, replicas: int) -> LoopSettings:
@@ -43,6 +54,7 @@ class LoopSettings:
             log_every=args.log_every,
             checkpoint_every=args.checkpoint_every,
             global_batch=args.batch_size * replicas,
+            announce_every_checkpoint="checkpoint_every" in getattr(args, "given", ()),
         )
 
     def __post_init__(self) -> None:
@@ -60,9 +72,11 @@ class LoopResult:
     loss: float  # mean loss of the last logged window
     samples_per_sec: float  # over this run, first step (warm-up) excluded
     stopped: bool  # True when SIGTERM ended the run
+    trained: int = 0  # optimizer steps this run took (0: a checkpoint had nothing left)
 
 
-Answer = Callable[[], tuple[float, bool]]
+# An alias is evaluated: typing's generics, which Python 3.8 can subscript.
+Answer = typing.Callable[[], typing.Tuple[float, bool]]
 
 
 class RankAgreement:
@@ -154,7 +168,7 @@ def run_training(
     train_step: Callable[[Any], torch.Tensor],
     settings: LoopSettings,
     *,
-    checkpoint: Callable[[int], None],
+    checkpoint: Callable[[int], Any],
     stop: StopRequest,
     agree: Callable[[torch.Tensor, int, bool], tuple[float, bool]],
     is_main: bool,
@@ -163,8 +177,10 @@ def run_training(
     """Train until ``epochs`` or ``max_steps``, or until SIGTERM reaches any rank.
 
     ``train_step(batch)`` runs forward, backward and the optimizer step and returns the loss.
-    ``checkpoint(step)`` is called on every rank at the same step; the callee decides which rank
-    writes. A run resumed at ``start_step`` skips the batches of its epoch already trained on.
+    ``checkpoint(step)`` is called on every rank at the same steps (every ``checkpoint_every``
+    and the last); the callee decides which rank writes and returns the file it wrote (None on
+    the others), which the loop announces. A run resumed at ``start_step`` skips the batches of
+    its epoch already trained on; one resumed at the end trains nothing and says why.
 
     Metric lines (main rank, every ``log_every`` steps) report the main rank's mean loss over
     the window, so logging needs no collective. The only collective the loop adds is
@@ -194,6 +210,29 @@ def run_training(
     last_step = settings.epochs * steps_per_epoch
     if settings.max_steps:
         last_step = min(last_step, settings.max_steps)
+    if start_step >= last_step:
+        if is_main:
+            say(_nothing_left(start_step, epoch_of(start_step), settings, steps_per_epoch))
+        return LoopResult(start_step, epoch_of(start_step), float("nan"), 0.0, False, trained=0)
+
+    announced_epoch = 0  # the epoch of the last checkpoint line
+
+    def save(at_step: int, last: bool) -> None:
+        nonlocal announced_epoch
+        written = checkpoint(at_step)
+        epoch = epoch_of(at_step)
+        # A line for the first checkpoint of every epoch but the last, and for the last one.
+        first_of_epoch = epoch != announced_epoch and epoch != epoch_of(last_step)
+        if written is None or not (last or first_of_epoch or settings.announce_every_checkpoint):
+            return
+        how_often = ""
+        if announced_epoch == 0 and not (last or settings.announce_every_checkpoint):
+            how_often = (
+                f" (saved every {settings.checkpoint_every} steps, shown once per epoch; "
+                "set checkpoint_every to see each)"
+            )
+        announced_epoch = epoch
+        say(f"checkpoint step={at_step} written to {written}{how_often}")
 
     def finished() -> bool:
         return stopped or step >= last_step
@@ -233,27 +272,38 @@ def run_training(
             if finished():
                 break
             if settings.checkpoint_every and step % settings.checkpoint_every == 0:
-                checkpoint(step)
+                save(step, last=False)
                 last_checkpoint = step
 
     if pending is not None:
         pending()  # every rank completes the collective it started; training is over anyway
     if window.steps:
         last_loss = window.mean()
-    if stopped and last_checkpoint != step:
-        checkpoint(step)
+    # The last state is kept (a stopped run resumes from it, a longer run continues from it);
+    # without periodic checkpoints only a stop writes one.
+    if last_checkpoint != step and (stopped or settings.checkpoint_every):
+        save(step, last=True)
     throughput = 0.0
     if first_step_done is not None:
         started, counted_from = first_step_done
         elapsed = time.perf_counter() - started
         if elapsed > 0:
             throughput = settings.global_batch * (step - counted_from) / elapsed
-    return LoopResult(step, epoch_of(step), last_loss, throughput, stopped)
+    return LoopResult(
+        step, epoch_of(step), last_loss, throughput, stopped, trained=step - start_step
+    )
+
+
+def _nothing_left(start_step: int, epoch: int, settings: LoopSettings, steps_per_epoch: int) -> str:
+    limited = settings.max_steps and settings.max_steps < settings.epochs * steps_per_epoch
+    return nothing_left_to_train(
+        checkpoint_dir(), start_step, epoch, settings.epochs, settings.max_steps if limited else 0
+    )
 
 
 def final_report(result: LoopResult, is_main: bool) -> None:
-    """The last metric line, and why training ended."""
-    if not is_main:
+    """The last metric line (none when this run trained nothing), and why training ended."""
+    if not is_main or not result.trained:
         return
     log_metrics(
         step=result.step,

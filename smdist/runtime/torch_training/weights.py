@@ -51,12 +51,13 @@ def report_checksum(rank: int, state: Mapping[str, Any]) -> None:
 
 
 def write_checkpoint(directory: Path, step: int, payload: dict) -> Path:
-    """Atomically write ``payload`` (plus the step) as the newest checkpoint."""
+    """Atomically write ``payload`` (plus the step) as the newest checkpoint; returns its path.
+
+    Quietly: the training loop decides which checkpoints a line announces.
+    """
     import torch
 
-    path = save_checkpoint(directory, step, lambda p: torch.save({**payload, "step": step}, p))
-    say(f"checkpoint step={step} written to {path}")
-    return path
+    return save_checkpoint(directory, step, lambda p: torch.save({**payload, "step": step}, p))
 
 
 def read_latest_checkpoint(directory: Path, is_main: bool) -> dict | None:
@@ -107,12 +108,14 @@ def resume(model: Any, optimizer: Any, directory: Path, is_main: bool) -> int:
 
 def main_rank_checkpoints(
     model: Any, optimizer: Any, directory: Path, is_main: bool
-) -> Callable[[int], None]:
-    """``checkpoint(step)`` for the training loop: the main rank writes model and optimizer."""
+) -> Callable[[int], Path | None]:
+    """``checkpoint(step)`` for the training loop: the main rank writes model and optimizer
+    and returns the file; the other ranks write nothing and return None."""
 
-    def checkpoint(step: int) -> None:
-        if is_main:
-            payload = {"model": model.state_dict(), "optimizer": optimizer.state_dict()}
-            write_checkpoint(directory, step, payload)
+    def checkpoint(step: int) -> Path | None:
+        if not is_main:
+            return None
+        payload = {"model": model.state_dict(), "optimizer": optimizer.state_dict()}
+        return write_checkpoint(directory, step, payload)
 
     return checkpoint

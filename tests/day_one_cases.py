@@ -1,0 +1,38 @@
+"""What the SDK v2 and v3 day-one suites share: a job file, no AWS configuration at all, and the
+examples every CI dry run goes through (one suite runs in each SDK's environment)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+EXAMPLES = sorted((Path(__file__).parents[1] / "examples").glob("*.yaml"))
+LIBRARY_JOBS = [
+    ({"kind": "sdmp", "version": 2}, "ml.p4d.24xlarge"),
+    ({"kind": "sddp"}, "ml.p4d.24xlarge"),
+]
+
+
+def job_file(tmp_path: Path, role: str, **extra) -> Path:
+    data = {
+        "name": "day-one",
+        "strategy": {"kind": "pytorch_ddp", "launcher": "torch_distributed"},
+        "cluster": {"instance_type": "ml.g5.12xlarge", "instance_count": 2},
+        "code": {"framework_version": "2.3.0", "py_version": "py311"},
+        "role": role,
+        **extra,
+    }
+    path = tmp_path / "job.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+@pytest.fixture
+def no_aws_configuration(tmp_path, monkeypatch):
+    for name in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE", "SMDIST_BUCKET"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")

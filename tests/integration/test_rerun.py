@@ -1,0 +1,85 @@
+"""The README's main command, run again: the second run trains or says plainly why not.
+
+``examples/pytorch_ddp.yaml`` keeps checkpoints (``checkpoint.s3_uri``), so a second run
+restores the first run's last checkpoint, which is already at the end: it trains nothing, says so
+in one line with how to start fresh, prints no metric line for steps it did not take, and still
+completes with the model. ``--fresh`` starts from scratch, and never loses the checkpoints kept
+before: they are set aside once the new job has written its own.
+"""
+
+from __future__ import annotations
+
+import re
+import tarfile
+
+import pytest
+from test_local_backend import EXAMPLES, assert_nothing_left, smdist_run
+
+pytestmark = [pytest.mark.integration, pytest.mark.torch]
+
+MAIN_JOB = EXAMPLES / "pytorch_ddp.yaml"
+# The example as it is (3 epochs, batch 64, 2 hosts) on fewer synthetic samples: 8 steps an epoch.
+SMALL = ["-H", "samples=1024"]
+LAST_STEP = 24
+
+
+def metric_steps(output: str) -> list[int]:
+    return [int(step) for step in re.findall(r"\[metrics\] step=(\d+)", output)]
+
+
+def model_files(run) -> list[str]:
+    with tarfile.open(run.job_dir() / "output" / "model.tar.gz") as tar:
+        return tar.getnames()
+
+
+def test_the_main_command_run_twice_says_why_the_second_trains_nothing(tmp_path):
+    first = smdist_run(MAIN_JOB, tmp_path, *SMALL)
+    assert first.returncode == 0, first.output
+    assert metric_steps(first.output)[-1] == LAST_STEP
+    assert f"checkpoint step={LAST_STEP} written" in first.output  # the last state is kept
+
+    second = smdist_run(MAIN_JOB, tmp_path, *SMALL)
+    assert second.returncode == 0, second.output
+    assert "Completed" in second.output
+    assert "[metrics]" not in second.output and "nan" not in second.output
+    [said] = [line for line in second.output.splitlines() if "nothing left to train" in line]
+    assert f"is at epoch 3 of 3 (step {LAST_STEP})" in said
+    assert f"checkpoint-{LAST_STEP:09d}.pt" in said
+    assert "to start fresh run `smdist run --fresh ...`" in said and "raise epochs" in said
+    [restored] = [line for line in second.output.splitlines() if "[prepare] restored" in line]
+    assert "smdist run --fresh" in restored
+    assert model_files(second) == ["model.pt"]  # the restored, trained model is kept
+    assert_nothing_left(tmp_path)
+
+
+def test_fresh_trains_from_scratch_and_sets_the_earlier_checkpoints_aside(tmp_path):
+    assert smdist_run(MAIN_JOB, tmp_path, *SMALL).returncode == 0
+    store = tmp_path / ".smdist" / "checkpoints" / "pytorch-ddp"
+    earlier = {path.name: path.read_bytes() for path in store.iterdir()}
+    assert f"checkpoint-{LAST_STEP:09d}.pt" in earlier
+
+    fresh = smdist_run(MAIN_JOB, tmp_path, *SMALL, "--fresh")
+    assert fresh.returncode == 0, fresh.output
+    assert "resuming from checkpoint" not in fresh.output
+    assert metric_steps(fresh.output)[0] < LAST_STEP and metric_steps(fresh.output)[-1] == LAST_STEP
+    assert "[prepare] starting fresh: the 2 checkpoint file(s)" in fresh.output
+    aside = store.with_name(f"pytorch-ddp.before-{fresh.job_dir().name}")
+    assert {path.name: path.read_bytes() for path in aside.iterdir()} == earlier
+    assert f"the earlier ones were moved to {aside}" in fresh.output
+    assert sorted(path.name for path in store.iterdir()) == sorted(earlier)  # its own, anew
+    assert {path.name: path.read_bytes() for path in store.iterdir()} != earlier
+    assert_nothing_left(tmp_path)
+
+
+def test_a_fresh_job_that_writes_no_checkpoint_leaves_the_kept_ones_alone(tmp_path):
+    assert smdist_run(MAIN_JOB, tmp_path, *SMALL).returncode == 0
+    store = tmp_path / ".smdist" / "checkpoints" / "pytorch-ddp"
+    earlier = {path.name: path.read_bytes() for path in store.iterdir()}
+
+    failed = smdist_run(MAIN_JOB, tmp_path, "-H", "batch_size=0", "--fresh")
+    assert failed.returncode == 1, failed.output
+    assert "batch_size=0 must be greater than 0" in failed.output
+    assert f"the job wrote no checkpoints; {store} keeps what it held" in failed.output
+    assert {path.name: path.read_bytes() for path in store.iterdir()} == earlier
+    assert [path.name for path in store.parent.iterdir()] == ["pytorch-ddp"]
+    assert_nothing_left(tmp_path)
