@@ -36,3 +36,21 @@ def no_aws_configuration(tmp_path, monkeypatch):
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+
+def assert_refused_without_a_version(strategy: dict, instance: str, role: str, tmp_path: Path,
+                                     capsys) -> None:  # fmt: skip
+    """A job whose image must carry a library, with no framework_version: ``validate`` and the
+    dry run both refuse it, naming code.framework_version."""
+    from smdist.cli import main
+
+    path = job_file(
+        tmp_path,
+        role,
+        strategy=strategy,
+        cluster={"instance_type": instance, "instance_count": 2},
+        code={},
+    )
+    for args in (["validate", str(path)], ["submit", str(path), "--dry-run"]):
+        assert main(args) == 2
+        assert "code.framework_version: is needed on SageMaker" in capsys.readouterr().err

@@ -101,16 +101,7 @@ def test_upload_lines_say_what_was_uploaded(aws, boto_session, bucket, tmp_path,
 def test_a_library_image_without_a_version_is_refused_by_validate_and_the_dry_run(
     strategy, instance, tmp_path, capsys
 ):
-    path = job_file(
-        tmp_path,
-        strategy=strategy,
-        cluster={"instance_type": instance, "instance_count": 2},
-        code={},
-    )
-    assert main(["validate", str(path)]) == 2
-    assert "code.framework_version: is needed on SageMaker" in capsys.readouterr().err
-    assert main(["submit", str(path), "--dry-run"]) == 2
-    assert "code.framework_version: is needed on SageMaker" in capsys.readouterr().err
+    day_one_cases.assert_refused_without_a_version(strategy, instance, ROLE, tmp_path, capsys)
 
 
 def test_model_trainer_takes_submits_defaults(aws, boto_session, bucket, tmp_path, monkeypatch):
