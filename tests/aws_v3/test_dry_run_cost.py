@@ -38,7 +38,7 @@ def _state(boto_session) -> tuple[list[str], int, int]:
     return buckets, len(objects), sum(objects.values())
 
 
-def test_dry_run_cost(boto_session, captured_requests, source_dir, capsys):
+def test_dry_run_cost(boto_session, bucket, captured_requests, source_dir, capsys):
     spec = JobSpec.from_dict(
         {
             "name": "v3-dry-run",
@@ -51,16 +51,17 @@ def test_dry_run_cost(boto_session, captured_requests, source_dir, capsys):
     job_plan = plan(spec)
     from sagemaker.train import ModelTrainer  # noqa: F401 - import time is not the dry run's
 
-    assert _state(boto_session) == ([], 0, 0)  # no bucket yet
+    # A bucket the user names must exist (model_trainer checks it, as submit does).
+    assert _state(boto_session) == ([bucket], 0, 0)
     lines = []
     for attempt in (1, 2):
         start = time.perf_counter()
         trainer = v3.model_trainer(
-            job_plan, role=ROLE, bucket=BUCKET, region=REGION, session=boto_session
+            job_plan, role=ROLE, bucket=bucket, region=REGION, session=boto_session
         )
         built = time.perf_counter()
         if attempt == 1:
-            assert _state(boto_session) == ([], 0, 0)  # constructing it touched no S3
+            assert _state(boto_session) == ([bucket], 0, 0)  # constructing it wrote nothing
         assert trainer.train(dry_run=True) is None
         done = time.perf_counter()
         buckets, count, size = _state(boto_session)
