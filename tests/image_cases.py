@@ -31,6 +31,18 @@ def catalogue_cases() -> list[tuple[images.TrainingImage, str, str]]:
     return cases
 
 
+# Where smdist's URI differs from an SDK's on purpose, and why.
+_UNLISTED = (
+    "the SDK's tables build the tag {v}-<gpu|cpu>-py312, which the DLC release data "
+    "(docs/src/data/tensorflow-training/*-sagemaker.yml) does not list; smdist names the "
+    "published full tag"
+)
+DELIBERATE = {
+    ("tensorflow-training", version): _UNLISTED.format(v=version)
+    for version in ("2.19.0", "2.21.0")
+}
+
+
 def case_id(case: tuple[images.TrainingImage, str, str]) -> str:
     image, processor, region = case
     return f"{image.family}:{image.version}-{processor}-{region}"

@@ -11,9 +11,12 @@ toolkit's way, never smdist's own settings) and then:
 - ``process``: runs the program on every host (smdist's torchrun launcher, for DDP with
   restarts: v3's torchrun driver cannot restart);
 - ``tf_config``: writes ``TF_CONFIG`` (every host a worker, port 8890) and runs the script;
-- ``mpirun`` / ``smddp``: every host starts sshd; the first host waits for the others' ssh ports
-  and starts the toolkit's mpirun (``mpi_command``); the others wait for mpirun's daemon to come
-  and go, as the toolkit's workers do.
+- ``mpirun`` / ``smddp``: first each host checks that its image has what the launcher needs
+  (``image_prerequisites``: mpirun on the first host, an ssh server on every host of a
+  multi-host job) and fails at once, in ``output/failure``, when not; then every host starts
+  sshd; the first host waits for the others' ssh ports and starts the toolkit's mpirun
+  (``mpi_command``); the others wait for mpirun's daemon to come and go, as the toolkit's
+  workers do.
 
 Standard library only: it runs in any training image, from the job's code channel.
 """
@@ -39,6 +42,7 @@ from .container_contract import (
     sm_variables,
     training_environment,
 )
+from .image_prerequisites import absent_optional, missing_prerequisites
 from .mpi_command import container_command
 from .tf_config import DEFAULT_PORT, build_tf_config
 
@@ -181,6 +185,33 @@ def run(argv: list[str], env: Mapping[str, str]) -> int:
     return subprocess.run(argv, env=dict(env), check=False).returncode
 
 
+def check_image(
+    launcher: str, hosts: list[str], current: str, env: Mapping[str, str], output_dir: Path
+) -> int:
+    """0 when this host's image has what ``launcher`` needs; else 1, with one line per missing
+    thing printed and written to the toolkit's failure file (``output/failure``)."""
+    path = env.get("PATH", os.defpath)
+    absent = absent_optional(launcher, path)
+    if absent:
+        print(f"smdist driver: smddp runs without {' and '.join(absent)} "
+              "(not in this image)", flush=True)  # fmt: skip
+    missing = missing_prerequisites(
+        launcher, first_host=current == hosts[0], host_count=len(hosts), path=path,
+        sshd=SSHD, ssh_port=SSH_PORT,
+    )  # fmt: skip
+    if not missing:
+        return 0
+    lines = [f"smdist driver: {item.message}" for item in missing]
+    for line in lines:
+        print(line, flush=True)
+    try:
+        output_dir.mkdir(parents=True, exist_ok=True)
+        (output_dir / "failure").write_text("".join(line + "\n" for line in lines))
+    except OSError as exc:
+        print(f"smdist driver: cannot write {output_dir / 'failure'}: {exc}", flush=True)
+    return 1
+
+
 def main() -> int:
     settings = json.loads(Path(DRIVER_CONFIG).read_text())
     launcher = settings["launcher"]
@@ -201,6 +232,9 @@ def main() -> int:
     if launcher not in ("mpirun", "smddp"):
         print(f"smdist driver: unknown launcher {launcher!r}", flush=True)
         return 2
+    output_dir = Path(env.get("SM_OUTPUT_DIR") or base / "output")
+    if check_image(launcher, hosts, current, env, output_dir):
+        return 1
     publish_environment(env)
     sshd = start_sshd()
     try:

@@ -67,12 +67,16 @@ def _await(path: Path, what: str) -> None:
 
 def _listen_as_sshd() -> None:
     """Keep port 22 open, as a DLC's sshd does, for drivers that wait for it on every host."""
-    if Path(SSHD).exists() or os.fork() != 0:  # a real sshd will be started by the driver
+    if Path(SSHD).exists():  # a real sshd will be started by the driver
         return
-    with socket.socket() as server:
-        server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        server.bind(("0.0.0.0", 22))
-        server.listen()
+    server = socket.socket()
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    server.bind(("0.0.0.0", 22))
+    server.listen()  # before the command starts: smdist's driver checks port 22 at once
+    if os.fork() != 0:
+        server.close()
+        return
+    with server:
         while True:  # until the host's session is ended
             server.accept()[0].close()
 

@@ -21,6 +21,7 @@ from smdist.spec import JobSpec
 
 from .conftest import BUCKET, ROLE
 from .emulated_container import run_request
+from .emulated_namespace import SYSTEM_PATH
 from .test_v3_runs import describe
 
 USER_SCRIPTS = Path(__file__).resolve().parents[1] / "integration" / "user_scripts"
@@ -172,3 +173,40 @@ def test_ready_entry_point_trains_as_v3_would_run_it(
     output = "".join(r.output for r in results)
     assert re.search(r"\[metrics\].*loss=", output), describe(results)
     assert any((results[0].root / "model").iterdir())  # the model, on the first host
+
+
+def image_path_without_mpi(directory: Path) -> str:
+    """A PATH of this machine's tools (SYSTEM_PATH's, linked into ``directory``) but Open MPI's:
+    an image without mpirun."""
+    directory.mkdir(parents=True)
+    for folder in SYSTEM_PATH.split(":"):
+        for tool in sorted(Path(folder).glob("*")) if Path(folder).is_dir() else []:
+            name = tool.name
+            if name.startswith(("mpi", "orte", "prte", "ompi")) or (directory / name).exists():
+                continue
+            (directory / name).symlink_to(tool)
+    return str(directory)
+
+
+def test_an_image_without_mpirun_fails_at_once_saying_so(
+    boto_session, bucket, captured_requests, container_python, tmp_path
+):
+    request = submitted_request(
+        "horovod_mpi", {"kind": "horovod", "processes_per_host": 1},
+        {"image_uri": "123456789012.dkr.ecr.us-west-2.amazonaws.com/no-mpi:1"},
+        {"steps": 3}, tmp_path, boto_session, captured_requests,
+    )  # fmt: skip
+    path = image_path_without_mpi(tmp_path / "image-bin")
+    assert shutil.which("mpirun", path=f"{container_python.parent}:{path}") is None
+    request["Environment"] = {**(request.get("Environment") or {}), "PATH": path}
+    results = run_request(
+        request, boto_session.client("s3"), hosts=2, python=container_python,
+        root=tmp_path / "hosts", timeout=120,
+    )  # fmt: skip
+    first = results[0]
+    assert first.returncode not in (0, None), describe(results)
+    assert not first.timed_out  # it did not wait HOST_WAIT_SECONDS for ssh
+    assert "smdist driver: mpirun is not in this image" in first.output, describe(results)
+    assert "ssh never answered" not in first.output
+    failure = (first.root / "output" / "failure").read_text()
+    assert "mpirun is not in this image" in failure and "openmpi-bin" in failure

@@ -12,7 +12,7 @@ from smdist.planning import plan
 from smdist.spec import JobSpec
 
 # Published tags of images newer than either SDK's tables: aws/deep-learning-containers
-# docs/src/data/pytorch/*-sagemaker.yml (read 2026-11-24), in the us-west-2 registry.
+# docs/src/data/{pytorch,pytorch-training}/*-sagemaker.yml (read 2026-11-24), in us-west-2.
 PUBLISHED = {
     ("pytorch-training", "2.13", "gpu"): "pytorch:2.13.0-cu133-amzn2023-sagemaker",
     ("pytorch-training", "2.13", "cpu"): "pytorch:2.13.0-cpu-amzn2023-sagemaker",
@@ -20,16 +20,11 @@ PUBLISHED = {
     ("pytorch-training", "2.11", "cpu"): "pytorch:2.11.0-cpu-amzn2023-sagemaker",
     ("pytorch-training", "2.10", "gpu"): "pytorch-training:2.10.0-gpu-py313",
     ("pytorch-training", "2.9", "cpu"): "pytorch-training:2.9.0-cpu-py312",
-    (
-        "tensorflow-training",
-        "2.21",
-        "gpu",
-    ): "tensorflow-training:2.21.0-gpu-py312",
-    (
-        "tensorflow-training",
-        "2.21",
-        "cpu",
-    ): "tensorflow-training:2.21.0-cpu-py312",
+    # TensorFlow 2.21: docs/src/data/tensorflow-training/2.21-*-sagemaker.yml
+    ("tensorflow-training", "2.21", "gpu"): "tensorflow-training:"
+    "2.21.0-gpu-py312-cu129-amzn2023-sagemaker",
+    ("tensorflow-training", "2.21", "cpu"): "tensorflow-training:"
+    "2.21.0-cpu-py312-amzn2023-sagemaker",
 }
 
 
