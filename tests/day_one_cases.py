@@ -54,3 +54,21 @@ def assert_refused_without_a_version(strategy: dict, instance: str, role: str, t
     for args in (["validate", str(path)], ["submit", str(path), "--dry-run"]):
         assert main(args) == 2
         assert "code.framework_version: is needed on SageMaker" in capsys.readouterr().err
+
+
+def assert_named_bucket_refused(how: str, typo: str, path: Path, boto_session, capsys,
+                                monkeypatch) -> None:  # fmt: skip
+    """``submit`` with a bucket named by ``how`` (``--bucket`` or ``SMDIST_BUCKET``) that does
+    not exist: exit 2 naming it, no bucket created, no job."""
+    from smdist.cli import main
+
+    args = ["submit", str(path)]
+    if how == "--bucket":
+        args += ["--bucket", typo]
+    else:
+        monkeypatch.setenv("SMDIST_BUCKET", typo)
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert f"{how}: no such bucket" in err and typo in err
+    assert typo not in [b["Name"] for b in boto_session.client("s3").list_buckets()["Buckets"]]
+    assert boto_session.client("sagemaker").list_training_jobs()["TrainingJobSummaries"] == []

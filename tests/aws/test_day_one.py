@@ -69,18 +69,9 @@ def test_a_real_submit_with_no_region_anywhere_exits_2_naming_every_way_to_set_i
 def test_a_named_bucket_that_does_not_exist_is_refused_and_never_created(
     how, aws, boto_session, tmp_path, capsys, monkeypatch
 ):
-    typo = BUCKET + "-typo"
-    args = ["submit", str(job_file(tmp_path))]
-    if how == "--bucket":
-        args += ["--bucket", typo]
-    else:
-        monkeypatch.setenv("SMDIST_BUCKET", typo)
-    assert main(args) == 2
-    err = capsys.readouterr().err
-    assert f"{how}: no such bucket" in err and typo in err
-    s3 = boto_session.client("s3")
-    assert typo not in [bucket["Name"] for bucket in s3.list_buckets()["Buckets"]]
-    assert boto_session.client("sagemaker").list_training_jobs()["TrainingJobSummaries"] == []
+    day_one_cases.assert_named_bucket_refused(
+        how, BUCKET + "-typo", job_file(tmp_path), boto_session, capsys, monkeypatch
+    )
 
 
 @pytest.mark.parametrize(("strategy", "instance"), LIBRARY_JOBS)

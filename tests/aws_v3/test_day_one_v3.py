@@ -72,17 +72,9 @@ def test_submit_status_and_logs_take_aws_region_alone(
 def test_a_named_bucket_that_does_not_exist_is_refused_and_never_created(
     how, aws, boto_session, tmp_path, capsys, monkeypatch
 ):
-    typo = BUCKET + "-typo"
-    args = ["submit", str(job_file(tmp_path))]
-    if how == "--bucket":
-        args += ["--bucket", typo]
-    else:
-        monkeypatch.setenv("SMDIST_BUCKET", typo)
-    assert main(args) == 2
-    err = capsys.readouterr().err
-    assert f"{how}: no such bucket" in err and typo in err
-    assert typo not in [b["Name"] for b in boto_session.client("s3").list_buckets()["Buckets"]]
-    assert boto_session.client("sagemaker").list_training_jobs()["TrainingJobSummaries"] == []
+    day_one_cases.assert_named_bucket_refused(
+        how, BUCKET + "-typo", job_file(tmp_path), boto_session, capsys, monkeypatch
+    )
 
 
 def test_upload_lines_say_what_was_uploaded(aws, boto_session, bucket, tmp_path, capsys):
