@@ -42,8 +42,8 @@ def required_library(spec: JobSpec) -> str | None:
 def check_container(spec: JobSpec) -> list[Problem]:
     """framework_version / py_version name a training image that carries the strategy's library.
 
-    Skipped when ``code.image_uri`` names the image. With no framework_version the SDK (v2 and
-    v3 alike) picks the newest image its tables list: a warning says the version is not pinned.
+    Skipped when ``code.image_uri`` names the image. With no framework_version the job runs in
+    the catalogue's newest image (``smdist.image_choice``): a warning says it is not pinned.
     """
     code = spec.code
     version = code.framework_version
@@ -125,7 +125,7 @@ def _in_range(python: tuple[int, int]) -> bool:
 def python_problems(spec: JobSpec, use: str, instead: str | None) -> list[Problem]:
     """The image's Python is outside the range of smdist's in-container code, which ``use`` is.
 
-    Nothing to say without a pinned image (the SDK picks the newest, in range) or for an image
+    Nothing to say without a pinned image (the catalogue's newest is in range) or for an image
     the catalogue does not have (``check_container`` says so).
     """
     code = spec.code
@@ -146,9 +146,8 @@ def python_problems(spec: JobSpec, use: str, instead: str | None) -> list[Proble
         return [Problem("code.py_version", why, code.py_version, ", ".join(others))]
     fitting = [
         other.version
-        for other in images.training_images(repository)
+        for other in images_carrying(spec)
         if any(map(_in_range, _pythons(other).values()))
-        and (library is None or library in other.libraries)
     ]
     major, minor = pythons[chosen[0]]
     return [
@@ -233,52 +232,53 @@ def _check_tags(spec: JobSpec) -> list[Problem]:
     return problems
 
 
+def images_carrying(spec: JobSpec) -> list[images.TrainingImage]:
+    """The catalogue's images for the job's framework that carry its strategy's library (every
+    image of the framework when it needs none), oldest first."""
+    library = required_library(spec)
+    repository = images.repository_for(spec.code.framework or spec.strategy.framework, library)
+    return [
+        image
+        for image in images.training_images(repository)
+        if library is None or library in image.libraries
+    ]
+
+
 def unpinned_image(spec: JobSpec) -> list[Problem]:
     """The refusal of a SageMaker job whose image must carry a library but has no version: the
     SDKs choose such images by version only (v3 fails inside its image tables)."""
     if spec.code.image_uri is not None or spec.code.framework_version is not None:
         return []
-    framework = spec.code.framework or spec.strategy.framework
     library = required_library(spec)
     if library is None:
         return []
-    carrying = [
-        image.version
-        for image in images.training_images(images.repository_for(framework, library))
-        if library in image.libraries
-    ]
     return [
         Problem(
             "code.framework_version",
             f"is needed on SageMaker: the {spec.strategy.kind} strategy needs {library} in the "
             "image, and the image is chosen by framework version",
             None,
-            ", ".join(carrying) + "; or code.image_uri",
+            ", ".join(image.version for image in images_carrying(spec)) + "; or code.image_uri",
         )
     ]
 
 
 def _unpinned(spec: JobSpec) -> list[Problem]:
-    """No framework_version: the SDK picks its newest plain image (a warning says so); an image
-    that must carry a library is refused at submit (a warning here: local runs need none)."""
+    """No framework_version: the job runs in the catalogue's newest image (a warning says so);
+    one that must carry a library is refused at submit (a warning here: local runs need none)."""
+    refused = unpinned_image(spec)
+    if refused:
+        return [replace(refused[0], severity="warning")]
     framework = spec.code.framework or spec.strategy.framework
-    library = required_library(spec)
-    repository = images.repository_for(framework, library)
-    carrying = [
-        image.version
-        for image in images.training_images(repository)
-        if library is None or library in image.libraries
-    ]
-    if library is not None:  # local runs need no image; submit refuses (unpinned_image)
-        return [replace(unpinned_image(spec)[0], severity="warning")]
+    newest = images_carrying(spec)[-1].version
     return [
         Problem(
             "code.framework_version",
             f"is not set: a SageMaker job runs in the newest {framework} training image of "
-            f"smdist's catalogue ({images.catalog_date()}), {carrying[-1]} today, under SDK v2 "
+            f"smdist's catalogue ({images.catalog_date()}), {newest} today, under SDK v2 "
             "and v3 alike; it changes as the catalogue does",
             None,
-            f"a version to pin, e.g. {carrying[-1]}",
+            f"a version to pin, e.g. {newest}",
             severity="warning",
         )
     ]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from smdist import catalog
 from smdist.catalog import images
-from smdist.catalog_checks import required_library
+from smdist.catalog_checks import images_carrying, required_library
 from smdist.errors import Problem, SpecError
 
 if TYPE_CHECKING:
@@ -33,16 +33,11 @@ def processor(instance_type: str) -> str | None:
 def chosen_image(spec: JobSpec) -> images.TrainingImage | None:
     """The catalogue image of ``spec``: its framework_version, or the newest one that carries
     the strategy's library when no version is set (the plan warns that it is not pinned)."""
-    framework = spec.code.framework or spec.strategy.framework
-    library = required_library(spec)
-    family = images.repository_for(framework, library)
     if spec.code.framework_version is not None:
+        framework = spec.code.framework or spec.strategy.framework
+        family = images.repository_for(framework, required_library(spec))
         return images.find_image(family, spec.code.framework_version)
-    carrying = [
-        image
-        for image in images.training_images(family)
-        if library is None or library in image.libraries
-    ]
+    carrying = images_carrying(spec)
     return carrying[-1] if carrying else None
 
 
