@@ -92,11 +92,7 @@ class _StrictComposer(Composer):
             self._path.append("")
         try:
             if len(self._path) > MAX_DEPTH:
-                raise StrictYamlError(
-                    "".join(self._path[:8]) + "...",
-                    f"nests deeper than {MAX_DEPTH} levels",
-                    f"at most {MAX_DEPTH} levels of lists and mappings",
-                )
+                raise self._too_deep()
             if self.check_event(yaml.AliasEvent):
                 return self._alias()
             anchor = self.peek_event().anchor
@@ -105,8 +101,21 @@ class _StrictComposer(Composer):
             if anchor is not None:
                 self._sizes[id(node)] = self._values - before
             return node
+        except yaml.MarkedYAMLError as exc:
+            # libyaml >= 0.2.6 (PyYAML 6.0.4 wheels) scans a flow collection ahead and stops at
+            # its own nesting limit before this composer reaches MAX_DEPTH: the same refusal.
+            if "nesting depth" in (exc.problem or ""):
+                raise self._too_deep() from None
+            raise
         finally:
             self._path.pop()
+
+    def _too_deep(self) -> StrictYamlError:
+        return StrictYamlError(
+            "".join(self._path[:8]) + "...",
+            f"nests deeper than {MAX_DEPTH} levels",
+            f"at most {MAX_DEPTH} levels of lists and mappings",
+        )
 
     def _alias(self) -> Node:
         event = self.peek_event()

@@ -171,7 +171,7 @@ def test_nesting_deeper_than_the_limit_is_refused_without_a_crash(tmp_path):
     depth = 100_000  # libyaml's own composer overflows the C stack at this depth
     path = write(tmp_path, JOB + "hyperparameters:\n  deep: " + "[" * depth + "]" * depth + "\n")
     message = refusal(path)
-    assert message.startswith("hyperparameters.deep[0]")
+    assert message.startswith("hyperparameters.deep")  # [0]... too, where the composer got that far
     assert f"nests deeper than {MAX_DEPTH} levels" in message
     assert_refused_by_cli(path, "nests deeper")
 
