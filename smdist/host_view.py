@@ -24,18 +24,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from smdist.container_commands import TORCHRUN_PORT, host_command
 from smdist.runtime.container_contract import (
     FRAMEWORK_MODULES,
     HostConfig,
     Machine,
-    decode_hyperparameters,
     input_data_config,
     resource_config,
     sm_variables,
-    split_hyperparameters,
     training_environment,
 )
+from smdist.runtime.host_commands import TORCHRUN_PORT, HostArguments, Image, host_command
 from smdist.runtime.tf_config import build_tf_config
 
 if TYPE_CHECKING:
@@ -132,22 +130,25 @@ def _container_environment(
     return environment
 
 
+def image_assumed(plan: Plan) -> Image:
+    """The image a shown command runs in: a current DLC for the job's framework, with the
+    toolkit (its gethostname shim), mpi4py, smddprun and smddpmprun."""
+    code = plan.spec.code
+    torch = code.framework_version if plan.framework == "pytorch" else None
+    return Image(torch_version=torch or "")
+
+
 def host_views(plan: Plan, indices: list[int] | None = None) -> list[HostView]:
     """The hosts at ``indices`` (default: all) of ``plan``'s cluster, as SageMaker runs them."""
     cluster = plan.spec.cluster
-    hosts = [f"algo-{number}" for number in range(1, cluster.instance_count + 1)]
+    hosts = list(plan.launch.hosts)
     info = cluster.info
     machine = Machine(num_cpus=info.vcpus if info else 0, num_gpus=plan.gpus_per_host)
     channels = input_data_config(_channels(plan))
     efa = _efa(plan)
-    launcher = plan.spec.strategy.container_launcher
-    _, toolkit = split_hyperparameters(decode_hyperparameters(plan.wire_hyperparameters))
-    custom = toolkit.get(
-        "sagemaker_distributed_dataparallel_custom_mpi_options"
-        if launcher == "smddp"
-        else "sagemaker_mpi_custom_mpi_options",
-        "",
-    )
+    launch = plan.launch
+    launcher = launch.launcher
+    image = image_assumed(plan)
 
     def sm_environment(index: int) -> dict[str, str]:
         config = HostConfig(
@@ -172,18 +173,12 @@ def host_views(plan: Plan, indices: list[int] | None = None) -> list[HostView]:
         sm = first if index == 0 else sm_environment(index)
         arguments = list(json.loads(sm["SM_USER_ARGS"]))
         command = host_command(
-            launcher,
-            hosts,
+            launch,
             index,
-            processes_per_host=plan.topology.processes_per_host,
-            program=plan.program,
-            arguments=arguments,
-            first_host_arguments=list(json.loads(first["SM_USER_ARGS"])),
-            interface=NETWORK_INTERFACE,
-            instance_type=cluster.instance_type,
-            efa=efa,
-            sm_names=list(first),
-            custom_mpi_options=str(custom or ""),
+            image,
+            plan.program,
+            HostArguments(arguments, list(json.loads(first["SM_USER_ARGS"]))),
+            exported_names=list(first),
         )
         views.append(
             HostView(

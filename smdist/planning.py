@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from smdist import catalog, wire
 from smdist.errors import Problem
+from smdist.runtime.host_commands import Launch
 from smdist.runtime.metrics import metric_definitions
 from smdist.spec import JobSpec, as_job_spec
 from smdist.submission import sdk_hyperparameters, tf_model_dir
@@ -74,6 +75,11 @@ class Plan:
     @property
     def world_size(self) -> int:
         return self.topology.world_size
+
+    @property
+    def launch(self) -> Launch:
+        """How SageMaker starts this job's ranks (``Strategy.launch``)."""
+        return self.spec.strategy.launch(self.spec.cluster)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -6,7 +6,9 @@ single-host-only) mpirun, none for TensorFlow MultiWorkerMirrored, smddp, SMP v1
 across hosts. For those smdist ships this driver in the ``sm_drivers`` channel. On every host it
 reads the same three config files the toolkit reads, gives the rank the toolkit's environment
 (``container_contract``: every ``SM_*`` of the toolkit, the user's arguments sorted and built the
-toolkit's way, never smdist's own settings) and then:
+toolkit's way, never smdist's own settings), applies the PyTorch images' host-name fix that
+v3's ``/bin/bash`` entry point skips (``hostname_shim``) and then starts what the toolkit's
+runner would, built by ``host_commands`` from the plan's launch value and this image:
 
 - ``process``: runs the program on every host (smdist's torchrun launcher, for DDP with
   restarts: v3's torchrun driver cannot restart);
@@ -14,9 +16,9 @@ toolkit's way, never smdist's own settings) and then:
 - ``mpirun`` / ``smddp``: first each host checks that its image has what the launcher needs
   (``image_prerequisites``: mpirun on the first host, an ssh server on every host of a
   multi-host job) and fails at once, in ``output/failure``, when not; then every host starts
-  sshd; the first host waits for the others' ssh ports and starts the toolkit's mpirun
-  (``mpi_command``); the others wait for mpirun's daemon to come and go, as the toolkit's
-  workers do.
+  sshd; the first host waits for the others' ssh ports and starts the runner's mpirun (EFA and
+  NCCL exports, smddprun / smddpmprun where installed); the others wait for mpirun's daemon
+  to come and go, as the toolkit's workers do.
 
 Standard library only: it runs in any training image, from the job's code channel.
 """
@@ -42,8 +44,9 @@ from .container_contract import (
     sm_variables,
     training_environment,
 )
+from .host_commands import Image, Launch, mpi_command, program_command
+from .hostname_shim import build_dlc_shim, preload, toolkit_shim
 from .image_prerequisites import absent_optional, missing_prerequisites
-from .mpi_command import container_command
 from .tf_config import DEFAULT_PORT, build_tf_config
 
 DRIVER_CONFIG = "/opt/ml/input/data/sm_drivers/distributed.json"
@@ -107,21 +110,28 @@ def toolkit_environment(
     return result
 
 
-def program_argv(program: str, arguments: list[str], *, launcher: str = "") -> list[str]:
-    """A Python script with this interpreter, anything else run directly (never a shell).
+def image_here(env: Mapping[str, str], hostname_shim: str | None) -> Image:
+    """What this container's image gives the command: its Python, mpi4py, smddprun and
+    smddpmprun where installed, the host-name shim, the PyTorch DLC's version variable."""
+    path = env.get("PATH", os.defpath)
+    return Image(
+        python=sys.executable,
+        mpi4py=importlib.util.find_spec("mpi4py") is not None,
+        smddprun=shutil.which("smddprun", path=path) is not None,
+        smddpmprun=shutil.which("smddpmprun", path=path) is not None,
+        hostname_shim=hostname_shim,
+        torch_version=env.get("SM_DLC_TORCH_VERSION", ""),
+        shell_programs=False,  # a program that is not a Python script is executed directly
+    )
 
-    Under mpirun the toolkit's runners start scripts with ``python -m mpi4py`` (an uncaught
-    exception then aborts every rank) and smddp's behind ``smddprun``; so does this driver where
-    the image has them.
-    """
-    if not program.endswith(".py"):
-        return [f"./{program}", *arguments]
-    argv = [sys.executable, program, *arguments]
-    if launcher in ("mpirun", "smddp") and importlib.util.find_spec("mpi4py") is not None:
-        argv[1:1] = ["-m", "mpi4py"]
-    if launcher == "smddp" and shutil.which("smddprun"):
-        argv.insert(0, "smddprun")
-    return argv
+
+def apply_hostname_fix(env: dict[str, str], current: str) -> str | None:
+    """Preload the DLC's host-name library for the job, as its entry script does (v3 bypasses
+    that script); returns the library the MPI ranks preload: the toolkit's, else that one."""
+    library = build_dlc_shim(current)
+    if library:
+        env["LD_PRELOAD"] = preload(library, env.get("LD_PRELOAD", ""))
+    return toolkit_shim() or library
 
 
 def _port_open(host: str, port: int) -> bool:
@@ -214,7 +224,6 @@ def check_image(
 
 def main() -> int:
     settings = json.loads(Path(DRIVER_CONFIG).read_text())
-    launcher = settings["launcher"]
     base = Path(os.environ.get("SM_INPUT_DIR", "/opt/ml/input")).parent
     toolkit = dict(settings.get("toolkit_hyperparameters") or {})
     toolkit.setdefault("sagemaker_program", json.dumps(os.environ["SM_ENTRY_SCRIPT"]))
@@ -224,16 +233,22 @@ def main() -> int:
     current = env["SM_CURRENT_HOST"]
     program = json.loads(toolkit["sagemaker_program"])
     arguments = list(json.loads(env["SM_USER_ARGS"]))
-    if launcher == "process":
-        return run(program_argv(program, arguments), env)
-    if launcher == "tf_config":
+    launch = Launch.from_dict(
+        settings["launch"],
+        hosts=tuple(hosts),
+        interface=env.get("SM_NETWORK_INTERFACE_NAME", "eth0"),
+        instance_type=env.get("SM_CURRENT_INSTANCE_TYPE") or settings["launch"]["instance_type"],
+    )
+    image = image_here(env, apply_hostname_fix(env, current))
+    if launch.launcher == "tf_config":
         env["TF_CONFIG"] = json.dumps(build_tf_config(hosts, current, DEFAULT_PORT))
-        return run(program_argv(program, arguments), env)
-    if launcher not in ("mpirun", "smddp"):
-        print(f"smdist driver: unknown launcher {launcher!r}", flush=True)
+    if launch.launcher in ("process", "tf_config"):
+        return run(program_command(image, program, arguments), env)
+    if launch.launcher not in ("mpirun", "smddp"):
+        print(f"smdist driver: launcher {launch.launcher!r} is not this driver's", flush=True)
         return 2
     output_dir = Path(env.get("SM_OUTPUT_DIR") or base / "output")
-    if check_image(launcher, hosts, current, env, output_dir):
+    if check_image(launch.launcher, hosts, current, env, output_dir):
         return 1
     publish_environment(env)
     sshd = start_sshd()
@@ -244,15 +259,9 @@ def main() -> int:
         if missing:
             print(f"smdist driver: ssh never answered on {', '.join(missing)}", flush=True)
             return 1
-        command = container_command(
-            launcher,
-            hosts,
-            int(settings["process_count_per_node"]),
-            program_argv(program, arguments, launcher=launcher),
-            env,
-            custom_options=settings.get("mpi_options") or "",
-        )
-        return run(command, env)
+        names = sorted(name for name in env if name.startswith("SM_"))
+        command = mpi_command(launch, image, program, arguments, exported_names=names, environ=env)
+        return run(command.argv(), env)
     finally:
         if sshd is not None:
             sshd.terminate()

@@ -25,6 +25,7 @@ from smdist import catalog, topology
 from smdist.base import StrictModel
 from smdist.cluster import Cluster
 from smdist.errors import Problem, SpecError
+from smdist.runtime.host_commands import Launch
 from smdist.topology import Topology
 
 Framework = Literal["pytorch", "tensorflow"]
@@ -131,6 +132,22 @@ class Strategy(StrictModel):
 
     def world_size(self, cluster: Cluster) -> int:
         return self.resolve_processes_per_host(cluster) * cluster.instance_count
+
+    def launch(self, cluster: Cluster) -> Launch:
+        """How SageMaker starts the ranks on ``cluster``: the one value the per-host command
+        builder takes in ``smdist plan --hosts``, smdist's SDK v3 driver and the local backend."""
+        info = cluster.info  # None for a type only botocore knows: no EFA assumed
+        mp_parameters = self.distribution_hyperparameters(cluster).get("mp_parameters")
+        return Launch(
+            launcher=self.container_launcher,
+            hosts=tuple(topology.host_names(cluster.instance_count)),
+            processes_per_host=self.resolve_processes_per_host(cluster),
+            instance_type=cluster.instance_type,
+            efa=bool(info and info.efa),
+            efa_rdma=bool(info and info.efa_rdma),
+            custom_mpi_options=getattr(self, "custom_mpi_options", "") or "",
+            mp_parameters=dict(mp_parameters) if isinstance(mp_parameters, dict) else None,
+        )
 
     @property
     def model_parallel_degree(self) -> int:

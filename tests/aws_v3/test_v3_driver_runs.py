@@ -9,6 +9,7 @@ toolkit would (TF_CONFIG for MultiWorkerMirrored; one mpirun across the hosts fo
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -100,6 +101,16 @@ def test_horovod_script_runs_under_one_mpirun_across_both_hosts(
     output = results[0].output
     ranks = sorted(set(re.findall(r"user-script rank=(\d) local_rank=0 world=2", output)))
     assert ranks == ["0", "1"], describe(results)  # v3's own MPI driver would run one host
+    # The MPIRunner's command (smdist.runtime.host_commands), not a smaller one of smdist's.
+    started = re.search(r"smdist driver: (\[\"mpirun\".*\])", output)
+    assert started, describe(results)
+    argv = json.loads(started.group(1))
+    exports = [argv[i + 1] for i, token in enumerate(argv) if token == "-x"]
+    interface = argv[argv.index("btl_tcp_if_include") + 1]
+    assert exports[:5] == ["NCCL_MIN_NRINGS=4", f"NCCL_SOCKET_IFNAME={interface}",
+                           "NCCL_DEBUG=INFO", "LD_LIBRARY_PATH", "PATH"]  # fmt: skip
+    assert "SM_HOSTS" in exports and "FI_PROVIDER=efa" not in exports  # c5: no EFA
+    assert argv[argv.index("train.py") - 1] in ("--", "mpi4py")
     digests = set(re.findall(r"weights=(\w+)", output))
     assert len(digests) == 1
     assert (results[0].root / "model" / "model.pt").is_file()

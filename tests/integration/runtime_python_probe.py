@@ -95,7 +95,14 @@ def contract(bundle, work):
     from pathlib import Path
 
     from smdist.runtime import container_contract as cc
-    from smdist.runtime import environments, launcher, mpi_command, tf_config, v3_driver
+    from smdist.runtime import (
+        environments,
+        host_commands,
+        hostname_shim,
+        launcher,
+        tf_config,
+        v3_driver,
+    )
 
     results = {}
     results["tf_config"] = tf_config.build_tf_config(HOSTS, "algo-2")
@@ -131,11 +138,20 @@ def contract(bundle, work):
     results["sm_variables"] = sm
     user, _ = cc.split_hyperparameters(cc.decode_hyperparameters(wire))
     results["argv"] = cc.command_line_arguments(user)
-    for launch in ("mpirun", "smddp"):
-        results["command_" + launch] = mpi_command.container_command(
-            launch, HOSTS, 4, ["python", "train.py", *json.loads(sm["SM_USER_ARGS"])], sm,
-            custom_options="-x NCCL_DEBUG=WARN --NCCL_DEBUG INFO -mca btl_tcp_if_include eth0",
+    image = host_commands.Image(torch_version="2.0.1")
+    for name in ("mpirun", "smddp", "torchrun", "process"):
+        launch = host_commands.Launch(
+            name, HOSTS, 4, "ml.p4d.24xlarge", efa=True, efa_rdma=True,
+            custom_mpi_options="-x NCCL_DEBUG=WARN --NCCL_DEBUG INFO -mca btl_tcp_if_include eth0",
+            mp_parameters={"partitions": 2} if name == "mpirun" else None,
         )  # fmt: skip
+        arguments = host_commands.HostArguments(json.loads(sm["SM_USER_ARGS"]))
+        arguments = host_commands.HostArguments(arguments.own, arguments.own)
+        command = host_commands.host_command(
+            launch, 0, image, "train.py", arguments, exported_names=sorted(sm)
+        )
+        results["command_" + name] = command.argv
+    results["preload"] = hostname_shim.preload("/lib/a.so", "/lib/b.so")
     results["torchrun_command"] = launcher.build_torchrun_command(
         python="python", num_hosts=2, processes_per_host=4, node_rank=1, rdzv_host="algo-1",
         rdzv_port=29400, rdzv_id="job", max_restarts=3, script="train.py", script_args=["-k", "1"],
@@ -173,6 +189,7 @@ def contract(bundle, work):
     }
     for launch in ("process", "tf_config"):
         settings = {"launcher": launch, "process_count_per_node": 1, "framework": "tensorflow"}
+        settings["launch"] = host_commands.Launch(launch, HOSTS, 1, "ml.c5.xlarge").to_dict()
         v3_driver.DRIVER_CONFIG = os.path.join(work, "distributed-" + launch + ".json")
         write(v3_driver.DRIVER_CONFIG, json.dumps(settings))
         record = os.path.join(work, "driver-" + launch + ".json")

@@ -99,7 +99,7 @@ def test_mwms_hosts_get_tf_config_with_their_own_index():
         tf_config = json.loads(view.container_environment["TF_CONFIG"])
         assert tf_config["task"] == {"type": "worker", "index": view.index}
         assert tf_config["cluster"]["worker"] == ["algo-1:8890", "algo-2:8890"]
-        assert view.argv[:2] == ["python", "tensorflow_mwms.py"]
+        assert view.argv[:3] == ["python", "--", "tensorflow_mwms.py"]
 
 
 def test_a_large_cluster_is_shown_compactly():

@@ -11,10 +11,10 @@ import pytest
 from smdist.backends.local.failure import root_cause
 from smdist.backends.local.hosts import EmulatedHost, clean_environment
 from smdist.backends.local.launch import (
+    local_image,
+    local_launch,
+    local_mpirun,
     map_host_directory,
-    mpirun_command,
-    program_command,
-    smddp_command,
 )
 from smdist.backends.local.layout import (
     LOCAL_COLLECTIVE_TIMEOUT,
@@ -39,6 +39,7 @@ from smdist.runtime.container_contract import (
     sm_variables,
     training_environment,
 )
+from smdist.runtime.host_commands import program_command
 from smdist.spec import JobSpec, load
 
 REFERENCE = Path(__file__).resolve().parents[1] / "fixtures" / "sagemaker_training_env.json"
@@ -98,8 +99,9 @@ def test_arguments_are_sorted_and_built_with_str_like_the_container():
 
 
 def test_program_runs_as_python_script_or_directly_never_through_a_shell():
-    assert program_command("py", "train.py", ["--a", "1"]) == ["py", "--", "train.py", "--a", "1"]
-    assert program_command("py", "train.sh", ["--a", "x y; $(id)"]) == [
+    image = local_image("py")
+    assert program_command(image, "train.py", ["--a", "1"]) == ["py", "--", "train.py", "--a", "1"]
+    assert program_command(image, "train.sh", ["--a", "x y; $(id)"]) == [
         "./train.sh",
         "--a",
         "x y; $(id)",
@@ -209,9 +211,10 @@ def test_mpirun_gives_each_host_its_directory_and_the_launching_hosts_values(tmp
         "SMDIST_LOCAL_HOSTS": json.dumps({"algo-1": {"base": str(hosts[0].base), "gpus": ""}}),
     }
     host_arguments = [["--epochs", "1"], ["--epochs", "1", "--model_dir", str(hosts[1].model)]]
-    command = mpirun_command(
-        layout, hosts, main_env, host_arguments, program="train.py", python="py",
-        ssh=Path("/x/ssh"), custom_mpi_options="-verbose -x NCCL_DEBUG=VERSION",
+    job = _plan("smp_v1")
+    command = local_mpirun(
+        local_launch(job, layout, ["algo-1", "algo-2"]), local_image("py"), hosts, main_env,
+        host_arguments, program="train.py", ssh=Path("/x/ssh"), host_gpus=layout.host_gpus,
     )  # fmt: skip
     contexts = " ".join(command).split(" : ")
     assert len(contexts) == 2
@@ -319,9 +322,10 @@ def test_smddp_mpirun_exports_exactly_the_data_parallel_runners_variables(tmp_pa
         "SM_RESOURCE_CONFIG": json.dumps({"current_instance_type": "ml.p4d.24xlarge"}),
         "PATH": "/usr/bin",
     }
-    command = smddp_command(
-        layout, hosts, main_env, [["--a", "1"], ["--a", "1"]], program="train.py", python="py",
-        ssh=Path("/x/ssh"), custom_mpi_options="",
+    launch = local_launch(_plan("sddp"), layout, ["algo-1", "algo-2"])
+    command = local_mpirun(
+        launch, local_image("py"), hosts, main_env, [["--a", "1"], ["--a", "1"]],
+        program="train.py", ssh=Path("/x/ssh"), host_gpus=layout.host_gpus,
     )  # fmt: skip
     contexts = " ".join(command).split(" : ")
     exported = [command[i + 1] for i, word in enumerate(command) if word == "-x"]
@@ -329,10 +333,14 @@ def test_smddp_mpirun_exports_exactly_the_data_parallel_runners_variables(tmp_pa
     assert exported[: len(exported) // 2] == [
         "NCCL_SOCKET_IFNAME=lo",
         "NCCL_DEBUG=INFO",
+        "LD_LIBRARY_PATH",
         "PATH",
         "SMDATAPARALLEL_USE_HOMOGENEOUS=1",
         "FI_PROVIDER=efa",
         "RDMAV_FORK_SAFE=1",
+        "NCCL_DEBUG=VERSION",  # the spec's custom_mpi_options, where the runner puts them
+        "NCCL_PROTO=simple",  # p4d: EFA with RDMA read
+        "FI_EFA_USE_DEVICE_RDMA=1",
         "SMDATAPARALLEL_SERVER_ADDR=algo-1",
         "SMDATAPARALLEL_SERVER_PORT=7592",
         "SAGEMAKER_INSTANCE_TYPE=ml.p4d.24xlarge",

@@ -1,5 +1,8 @@
 """The command each emulated host runs, per distribution, as the SageMaker container runs it.
 
+The commands come from ``smdist.runtime.host_commands``, the builder SageMaker's side uses too,
+for the plan's launch on the emulated hosts; this module adds only what the emulation needs.
+
 - no distribution (incl. smdist's torchrun launcher, which starts torchrun itself) and
   MultiWorkerMirroredStrategy: the program as a plain process on every host,
   ``python -- <program> --name value ...``;
@@ -10,7 +13,7 @@
   ``--oversubscribe``; it reaches the other hosts through the ssh stand-in (``ssh_stand_in.py``),
   so every rank gets Open MPI's ``OMPI_COMM_WORLD_*`` variables as on SageMaker;
 - ``smdistributed.dataparallel``: ONE ``mpirun`` with the SMDataParallelRunner's options and
-  exactly its exports (NCCL and ``SMDATAPARALLEL_*`` settings, no ``SM_*``), without
+  exactly its exports (NCCL, EFA and ``SMDATAPARALLEL_*`` settings, no ``SM_*``), without
   ``smddprun`` (a SageMaker-only program).
 
 The ranks run ``python <program>`` rather than the container's ``python -m mpi4py <program>``
@@ -35,11 +38,12 @@ import re
 import shlex
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from smdist.backends.local.hosts import (
+    NETWORK_INTERFACE,
     TOKEN_VARIABLE,
     EmulatedHost,
     JobSettings,
@@ -54,14 +58,12 @@ from smdist.backends.local.layout import MPI_LAUNCHERS, SMDDP, TORCHRUN, LocalLa
 from smdist.backends.local.network import free_ports
 from smdist.backends.local.setup import job_region
 from smdist.backends.local.ssh_stand_in import HOSTS_VARIABLE
-from smdist.runtime.mpi_command import (
-    MPI_EXPORTED,
-    host_list,
-    mpi_exports,
-    mpi_flags,
-    smddp_exports,
-    smddp_flags,
-    split_custom_options,
+from smdist.runtime.host_commands import (
+    Image,
+    Launch,
+    mpi_command,
+    program_command,
+    torchrun_command,
 )
 
 if TYPE_CHECKING:
@@ -84,15 +86,27 @@ class HostCommand:
     rank_hosts: list[str] = field(default_factory=list)  # global rank -> host name
 
 
-def program_command(python: str, program: str, arguments: list[str]) -> list[str]:
-    """How the container runs the program: a Python script, or the program itself.
+def local_image(python: str) -> Image:
+    """What this machine gives the command: its Python; no mpi4py (rarely installed here; a
+    rank that raises still ends the job through orte_abort_on_non_zero_status), no smddprun or
+    smddpmprun, no host-name shim (the emulated hosts have their own names); a program that is
+    not a Python script is executed directly, its arguments exactly as given."""
+    return Image(
+        python=python, mpi4py=False, smddprun=False, smddpmprun=False, hostname_shim=None,
+        shell_programs=False,
+    )  # fmt: skip
 
-    The container runs a program that is not a Python script as ``/bin/sh -c "./program
-    args"``, unquoted; here it is executed directly, so its arguments arrive exactly as given.
-    """
-    if program.endswith(".py"):
-        return [python, "--", program, *arguments]
-    return [f"./{program}", *arguments]
+
+def local_launch(plan: Plan, layout: LocalLayout, names: list[str]) -> Launch:
+    """The plan's launch on the emulated hosts: their names, the local process count and
+    launcher, loopback as the network interface."""
+    return replace(
+        plan.launch,
+        launcher=layout.launcher,
+        hosts=tuple(names),
+        processes_per_host=layout.processes_per_host,
+        interface=NETWORK_INTERFACE,
+    )
 
 
 def _script_arguments(env: Mapping[str, str]) -> list[str]:
@@ -130,6 +144,7 @@ def prepare_commands(
         write_config(host, config)
         environments.append(host_environment(plan, layout, host, names.names, config, settings))
     return build_commands(
+        local_launch(plan, layout, [host.name for host in hosts]),
         layout,
         hosts,
         environments,
@@ -137,11 +152,11 @@ def prepare_commands(
         python=python,
         master_port=ports[0],
         bin_dir=job_dir / "bin",
-        custom_mpi_options=getattr(plan.spec.strategy, "custom_mpi_options", ""),
     )
 
 
 def build_commands(
+    launch: Launch,
     layout: LocalLayout,
     hosts: list[EmulatedHost],
     environments: list[dict[str, str]],
@@ -150,43 +165,39 @@ def build_commands(
     python: str,
     master_port: int,
     bin_dir: Path,
-    custom_mpi_options: str = "",
 ) -> list[HostCommand]:
     names = [host.name for host in hosts]
     rank_hosts = [name for name in names for _ in range(layout.processes_per_host)]
-    if layout.launcher in MPI_LAUNCHERS:
+    image = local_image(python)
+    if launch.launcher in MPI_LAUNCHERS:
         main_env = dict(environments[0])
         files = write_environment_files(bin_dir, hosts, environments)
         main_env[HOSTS_VARIABLE] = hosts_mapping(hosts, layout.host_gpus, files)
         ssh = write_ssh_stand_in(bin_dir, python)
         main_env["PATH"] = f"{bin_dir}:{main_env.get('PATH', '')}"
-        build = smddp_command if layout.launcher == SMDDP else mpirun_command
-        argv = build(
-            layout,
+        main_env.setdefault("LD_LIBRARY_PATH", "")  # the runners export it by name
+        argv = local_mpirun(
+            launch,
+            image,
             hosts,
             main_env,
             [_script_arguments(env) for env in environments],
             program=program,
-            python=python,
             ssh=ssh,
-            custom_mpi_options=custom_mpi_options,
+            host_gpus=layout.host_gpus,
         )
         return [HostCommand(hosts[0], argv, main_env, hosts[0].code, MPI_TAGS, rank_hosts)]
     commands = []
     for host, env in zip(hosts, environments, strict=True):
         arguments = _script_arguments(env)
-        if layout.launcher == TORCHRUN:
-            argv = [
-                python, "-m", "torch.distributed.run",
-                "--nnodes", str(layout.hosts),
-                "--nproc_per_node", str(layout.processes_per_host),
-                "--master_addr", names[0],
-                "--master_port", str(master_port),
-                "--node_rank", str(host.index),
-                program, *arguments,
-            ]  # fmt: skip
+        if launch.launcher == TORCHRUN:
+            argv = torchrun_command(
+                launch, host.index, program, arguments,
+                torchrun=(python, "-m", "torch.distributed.run"), port=master_port,
+                always_rendezvous=True,  # a free port, even for one host: jobs run side by side
+            )  # fmt: skip
         else:
-            argv = program_command(python, program, arguments)
+            argv = program_command(image, program, arguments)
         commands.append(HostCommand(host, argv, env, host.code))
     return commands
 
@@ -230,14 +241,10 @@ def _host_exports(
     return exports
 
 
-def _emulation_flags(ssh: Path, *, oversubscribe: bool = True) -> list[str]:
-    """What the emulation adds to mpirun: ranks may share this machine's cores; remote starts
-    go through the ssh stand-in; a daemon that never calls back fails the launch, not hangs it."""
-    return [
-        *(["--oversubscribe"] if oversubscribe else []),
-        "-mca", "plm_rsh_agent", str(ssh),
-        "-mca", "orte_startup_timeout", "120",
-    ]  # fmt: skip
+def _emulation_flags(ssh: Path) -> list[str]:
+    """What the emulation adds to mpirun: remote starts go through the ssh stand-in; a daemon
+    that never calls back fails the launch, not hangs it."""
+    return ["-mca", "plm_rsh_agent", str(ssh), "-mca", "orte_startup_timeout", "120"]
 
 
 def _host_contexts(
@@ -260,70 +267,34 @@ def _host_contexts(
     return command
 
 
-def mpirun_command(
-    layout: LocalLayout,
+def local_mpirun(
+    launch: Launch,
+    image: Image,
     hosts: list[EmulatedHost],
     main_env: Mapping[str, str],
     host_arguments: list[list[str]],
     *,
     program: str,
-    python: str,
     ssh: Path,
-    custom_mpi_options: str,
+    host_gpus: list[list[str]],
 ) -> list[str]:
-    """One mpirun across the hosts; ``host_arguments``: each host's script arguments."""
-    per_host = layout.processes_per_host
-    flags, custom_exports, nccl_debug = split_custom_options(custom_mpi_options)
-    interface = main_env.get("SM_NETWORK_INTERFACE_NAME", "lo")
-    command = [
-        "mpirun",
-        "--host", host_list([h.name for h in hosts], per_host, always_count=False),
-        *mpi_flags(interface),
-        *_emulation_flags(ssh),
-        *flags,
-    ]  # fmt: skip
-    shared = [
-        *mpi_exports(interface, nccl_debug),
-        *(name for name in MPI_EXPORTED if name in main_env),
-        *custom_exports,
-    ]
-    exports = [
-        shared + _host_exports(main_env, hosts[0], host, layout.host_gpus[host.index])
-        for host in hosts
-    ]
-    programs = [program_command(python, program, arguments) for arguments in host_arguments]
-    return command + _host_contexts(hosts, per_host, exports, programs)
+    """The runner's one mpirun (``host_commands``), spread over per-host contexts.
 
-
-def smddp_command(
-    layout: LocalLayout,
-    hosts: list[EmulatedHost],
-    main_env: Mapping[str, str],
-    host_arguments: list[list[str]],
-    *,
-    program: str,
-    python: str,
-    ssh: Path,
-    custom_mpi_options: str,
-) -> list[str]:
-    """The SMDataParallelRunner's mpirun: its flags and exactly its exports, no ``SM_*``."""
-    per_host = layout.processes_per_host
-    flags, custom_exports, nccl_debug = split_custom_options(custom_mpi_options)
-    interface = main_env.get("SM_NETWORK_INTERFACE_NAME", "lo")
-    names = [h.name for h in hosts]
-    instance_type = json.loads(main_env.get("SM_RESOURCE_CONFIG", "{}")).get(
-        "current_instance_type", ""
-    )
-    command = [
-        "mpirun",
-        "--host", host_list(names, per_host, always_count=len(hosts) > 1),
-        *smddp_flags(interface, len(hosts)),
-        *_emulation_flags(ssh, oversubscribe=False),  # the runner's own flags have it
-        *flags,
-    ]  # fmt: skip
-    exported = [
-        *smddp_exports(interface, nccl_debug, names, instance_type, main_env),
-        *custom_exports,
-    ]
-    programs = [program_command(python, program, arguments) for arguments in host_arguments]
-    return command + _host_contexts(hosts, per_host, [exported] * len(hosts), programs)
+    The runner's flags and exports stay as they are; the emulation adds its own flags, and
+    under the MPIRunner each host's ``SM_*`` values (its paths) where SageMaker exports the
+    names. ``host_arguments``: each host's script arguments.
+    """
+    commands = [mpi_command(launch, image, program, arguments) for arguments in host_arguments]
+    flags, exports = commands[0].flags_and_exports()
+    if "--oversubscribe" not in flags:  # the SMDataParallelRunner's flags have it
+        flags = ["--oversubscribe", *flags]  # the emulated hosts share this machine's cores
+    command = ["mpirun", "--host", commands[0].host_list, *flags, *_emulation_flags(ssh)]
+    if launch.launcher == SMDDP:  # the SMDataParallelRunner exports no SM_* variable
+        per_host_exports = [exports] * len(hosts)
+    else:
+        per_host_exports = [
+            exports + _host_exports(main_env, hosts[0], host, host_gpus[host.index])
+            for host in hosts
+        ]
+    programs = [built.program for built in commands]
+    return command + _host_contexts(hosts, launch.processes_per_host, per_host_exports, programs)

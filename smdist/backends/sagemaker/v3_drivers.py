@@ -43,7 +43,7 @@ def smdist_driver_class() -> type:
 
         launcher: str
         process_count_per_node: int
-        mpi_options: str = ""
+        launch: dict[str, Any] = {}  # host_commands.Launch: how the runner starts the ranks
         framework: str = "pytorch"
         toolkit_hyperparameters: dict[str, str] = {}
 

@@ -98,7 +98,7 @@ def driver_config(
         {
             "launcher": launcher,
             "process_count_per_node": per_host,
-            "mpi_options": getattr(strategy, "custom_mpi_options", "") or "",
+            "launch": strategy.launch(cluster).to_dict(),
             "framework": framework or strategy.framework,
             "toolkit_hyperparameters": wire.encode_hyperparameters(toolkit),
         },
