@@ -1,13 +1,13 @@
 """A dry run of the same job: ``smdist submit --dry-run`` vs SDK v3's ``train(dry_run=True)``.
 
-Run in the SDK v3 environment (``.venv-v3``). Builds a source_dir (5 MB by default), starts a
+Run in the SDK v3 environment (``.venv``). Builds a source_dir (5 MB by default), starts a
 moto server on 127.0.0.1 standing in for S3 and SageMaker, and dry-runs one PyTorch DDP job on
 2 x ml.g5.12xlarge both ways, in this one process: smdist's ``sagemaker`` backend ``dry_run``
 (what ``smdist submit --dry-run`` prints) and ``ModelTrainer(...).train(dry_run=True)``. Both
 are warmed up once (imports, caches), then measured: median wall time, and bytes written to S3
 and buckets created, counted on the server. Prints the figures and the ratio.
 
-    .venv-v3/bin/python bench/bench_dry_run.py [--megabytes 5] [--repeats 5]
+    .venv/bin/python bench/bench_dry_run.py [--megabytes 5] [--repeats 5]
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def main() -> int:
         from smdist.spec import JobSpec
 
         if not backend.sdk_v3_installed():
-            raise SystemExit("run this with SDK v3 installed (.ci/install-sagemaker-v3)")
+            raise SystemExit("run this with SDK v3 installed (.venv, built by .ci/install)")
         source = work / "project"
         total = make_source_dir(source, args.megabytes)
         boto = boto3.Session(region_name=REGION)

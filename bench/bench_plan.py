@@ -2,8 +2,9 @@
 
 Prints, in one run:
 - the median wall time of a fresh Python process doing ``import smdist`` + ``plan`` of the SMP
-  v1 example, against a fresh process doing ``import sagemaker.pytorch`` (when the sagemaker
-  extra is installed), and their ratio (target <= 0.1);
+  v1 example, against a fresh process importing the installed SDK's training API (SDK v3:
+  ``from sagemaker.train import ModelTrainer``, in ``.venv``; SDK v2: ``import
+  sagemaker.pytorch``, in ``.venv-v2``), and their ratio (target <= 0.1);
 - the median in-process time to plan a 256-host job (target < 50 ms).
 
 Run: python bench/bench_plan.py [--repeats N]
@@ -22,7 +23,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SMDIST_CODE = "import smdist; smdist.plan(smdist.load('examples/smp_v1.yaml'))"
-SDK_CODE = "import sagemaker.pytorch"
+SDK_CODE = {  # the SDK's training API, by major version
+    "3": "from sagemaker.train import ModelTrainer",
+    "2": "import sagemaker.pytorch",
+}
 
 
 def child_environment() -> dict[str, str]:
@@ -87,14 +91,18 @@ def main() -> None:
     codes = {"bare": "pass", "smdist": SMDIST_CODE}
     have_sdk = importlib.util.find_spec("sagemaker") is not None
     if have_sdk:
-        codes["sdk"] = SDK_CODE
+        from importlib import metadata
+
+        major = metadata.version("sagemaker").split(".")[0]
+        codes["sdk"] = SDK_CODE.get(major, SDK_CODE["3"])
     medians = fresh_process_medians(codes, args.repeats)
     ours = medians["smdist"]
     print(f"fresh process, bare interpreter         : {medians['bare'] * 1000:8.1f} ms")
     print(f"fresh process, import smdist + plan(SMP) : {ours * 1000:8.1f} ms")
     if have_sdk:
         sdk = medians["sdk"]
-        print(f"fresh process, import sagemaker.pytorch  : {sdk * 1000:8.1f} ms")
+        label = "import sagemaker.pytorch" if major == "2" else "import v3's ModelTrainer"
+        print(f"fresh process, {label:<26}: {sdk * 1000:8.1f} ms")
         print(f"ratio smdist / sagemaker                 : {ours / sdk:8.3f}  (target <= 0.1)")
     else:
         print("sagemaker not installed (pip install 'smdist[sagemaker]'): SDK comparison skipped")

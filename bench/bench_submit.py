@@ -9,9 +9,10 @@ the server: new or rewritten objects). Both paths use the same SDK session (tele
 out, so neither waits on a telemetry request), so the difference is what each does with the
 code. Prints the figures and smdist's advantage as ratios.
 
-With SDK v3 installed (``.venv-v3``) the SDK side is ``ModelTrainer(source_code=SourceCode(
+With SDK v3 installed (``.venv``) the SDK side is ``ModelTrainer(source_code=SourceCode(
 source_dir=...), distributed=Torchrun(...)).train(wait=False)``, and smdist's backend submits
-the job as v3 would (code and drivers content-addressed).
+the job as v3 would (code and drivers content-addressed). With SDK v2 (``.venv-v2``) it is the
+estimator above.
 
     python bench/bench_submit.py [--megabytes 50] [--repeats 3]
 """

@@ -1,5 +1,10 @@
 """A moto server on 127.0.0.1 standing in for S3, SageMaker and CloudWatch Logs.
 
+These are the SDK v2 (estimator) tests: they run in an environment with the SageMaker Python
+SDK 2.x (``.venv-v2``, built by ``.ci/install``; v2 and v3 cannot be installed together).
+Elsewhere, such as the SDK v3 environment ``.venv``, every test here is skipped with the
+reason; ``bash .ci/test`` runs them in ``.venv-v2``.
+
 One server per test session (started here, stopped at the end), reset before every test. Every
 AWS call of the code under test goes to it through ``AWS_ENDPOINT_URL``, with dummy
 credentials, region us-west-2, an explicit role ARN and an explicit bucket; the user's AWS
@@ -16,6 +21,7 @@ import sys
 import time
 import urllib.request
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -28,11 +34,27 @@ BUCKET = "smdist-test-bucket"
 LIFECYCLE_SERVER = Path(__file__).with_name("moto_lifecycle.py")
 
 
+def _sdk_v2_missing() -> str | None:
+    """Why these tests cannot run here, or None when SDK v2 is installed."""
+    try:
+        version = metadata.version("sagemaker")
+    except metadata.PackageNotFoundError:
+        return "the SageMaker Python SDK is not installed (SDK v2 tests: run them in .venv-v2)"
+    if not version.startswith("2."):
+        return f"sagemaker {version} is installed; the SDK v2 tests run in .venv-v2 (.ci/test)"
+    return None
+
+
+SKIP_REASON = _sdk_v2_missing()
+
+
 def pytest_collection_modifyitems(items):
     here = Path(__file__).parent
     for item in items:
         if here in Path(item.fspath).parents:
             item.add_marker(pytest.mark.aws)
+            if SKIP_REASON:
+                item.add_marker(pytest.mark.skip(reason=SKIP_REASON))
 
 
 def _free_port() -> int:

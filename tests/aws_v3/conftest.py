@@ -1,10 +1,11 @@
 """SDK v3 (``ModelTrainer``) tests against a moto server on 127.0.0.1.
 
-They run only in an environment with the SageMaker Python SDK 3.x (``.ci/install-sagemaker-v3``
-builds one; v2 and v3 cannot be installed together): elsewhere every test here is skipped with
-the reason. One moto server per session, reset before every test; every AWS call goes to it
-through ``AWS_ENDPOINT_URL`` with dummy credentials, region us-west-2, an explicit role ARN and
-bucket, telemetry off, and v3's IAM role validation off (``SAGEMAKER_VALIDATE_ROLE=false``).
+They run only in an environment with the SageMaker Python SDK 3.x (the main ``.venv``, built
+by ``.ci/install``; v2 and v3 cannot be installed together): elsewhere, such as ``.venv-v2``,
+every test here is skipped with the reason. One moto server per session, reset before every
+test; every AWS call goes to it through ``AWS_ENDPOINT_URL`` with dummy credentials, region
+us-west-2, an explicit role ARN and bucket, telemetry off, and v3's IAM role validation off
+(``SAGEMAKER_VALIDATE_ROLE=false``).
 """
 
 from __future__ import annotations
@@ -33,9 +34,9 @@ def _sdk_v3_missing() -> str | None:
     try:
         version = metadata.version("sagemaker")
     except metadata.PackageNotFoundError:
-        return "the SageMaker Python SDK is not installed (.ci/install-sagemaker-v3)"
+        return "the SageMaker Python SDK is not installed (SDK v3 tests: run them in .venv)"
     if not version.startswith("3"):
-        return f"sagemaker {version} is installed; these tests need 3.x (.ci/install-sagemaker-v3)"
+        return f"sagemaker {version} is installed; the SDK v3 tests run in .venv (.ci/test)"
     try:
         import moto.server  # noqa: F401
         import sagemaker.train  # noqa: F401

@@ -41,6 +41,7 @@ COMPARED = (
     "EnableInterContainerTrafficEncryption",
     "Tags",
     "RoleArn",
+    "ProfilerConfig",
 )
 
 
@@ -53,6 +54,14 @@ DELIBERATE_DIFFERENCES = {
     "sm_drivers/sm_train.sh": (
         "installs the code's requirements.txt, as SDK v2's toolkit does, when there is one: "
         "smdist sets SourceCode.requirements, which a plain ModelTrainer leaves unset"
+    ),
+    "ProfilerConfig": (
+        "{DisableProfiler: true}, as the SDK v2 path sends it (disable_profiler=True): no "
+        "profiler output in S3; ModelTrainer has no setting for it, so smdist's adds it"
+    ),
+    "AlgorithmSpecification.EnableSageMakerMetricsTimeSeries": (
+        "true, as the SDK v2 path sends it (enable_sagemaker_metrics=True): metric time series "
+        "for the [metrics] lines; ModelTrainer has no setting for it, so smdist's adds it"
     ),
 }
 
@@ -246,6 +255,55 @@ def test_hyperparameters_differ_from_a_plain_model_trainer_only_in_their_encodin
     for key in COMPARED:
         if key != "HyperParameters":
             assert mine.get(key) == sdk.get(key), key
+
+
+def test_every_job_has_the_profiler_off_and_metric_time_series_on_unlike_a_plain_trainer(
+    boto_session, bucket, captured_requests
+):
+    """DELIBERATE_DIFFERENCES["ProfilerConfig"] and ["AlgorithmSpecification.
+    EnableSageMakerMetricsTimeSeries"]: what the README says smdist sets on every job is in the
+    request moto receives from ``smdist submit`` and from smdist's ModelTrainer's ``train()``;
+    v3's own ModelTrainer, given the same settings, sends neither."""
+    from sagemaker.train import ModelTrainer
+
+    strategy, code, _ = STRATEGIES["ddp-static"]
+    spec = conformance_spec("every-job", strategy, code, ("ml.g5.xlarge", 2))
+    theirs, ours = compare(spec, boto_session, captured_requests)
+    for request in (ours, theirs):
+        assert request["ProfilerConfig"] == {"DisableProfiler": True}
+        algorithm = request["AlgorithmSpecification"]
+        assert algorithm["EnableSageMakerMetricsTimeSeries"] is True
+        assert {"train:loss", "train:step"} <= {d["Name"] for d in algorithm["MetricDefinitions"]}
+        assert "DebugHookConfig" not in request  # as SDK v2 with debugger_hook_config=False
+    described = boto_session.client("sagemaker").describe_training_job(
+        TrainingJobName=ours["TrainingJobName"]
+    )
+    assert described["AlgorithmSpecification"]["EnableSageMakerMetricsTimeSeries"] is True
+    # The boto3-shaped request v3 hands to pipelines and AWS Batch queues carries them too.
+    job_plan = plan(spec)
+    code_uri = [c for c in ours["InputDataConfig"] if c["ChannelName"] == "code"][0]
+    code_uri = code_uri["DataSource"]["S3DataSource"]["S3Uri"]
+    smdists = plain_trainer(job_plan, code_uri, boto_session)
+    queued = smdists._create_training_job_args(boto3=True)
+    assert queued["ProfilerConfig"] == {"DisableProfiler": True}
+    assert queued["AlgorithmSpecification"]["EnableSageMakerMetricsTimeSeries"] is True
+
+    # A ModelTrainer a user writes with the same settings (and metric definitions).
+    assert isinstance(smdists, ModelTrainer)
+    settings = {name: getattr(smdists, name) for name in smdists.model_fields_set}
+    plain = ModelTrainer(**settings).with_metric_definitions(smdists._metric_definitions)
+    plain.train(wait=False, logs=False)
+    sdk = captured_requests[-1]
+    assert "ProfilerConfig" not in sdk
+    assert "EnableSageMakerMetricsTimeSeries" not in sdk["AlgorithmSpecification"]
+    mine, plain_request = without_drivers_uri(theirs), without_drivers_uri(sdk)
+    for key in COMPARED:
+        if key != "ProfilerConfig":
+            expected = mine.get(key)
+            if key == "AlgorithmSpecification":
+                expected = {k: v for k, v in expected.items()
+                            if k != "EnableSageMakerMetricsTimeSeries"}  # fmt: skip
+            assert plain_request.get(key) == expected, key
 
 
 def test_requirements_txt_is_installed_as_model_trainer_installs_a_named_requirements_file(

@@ -9,6 +9,7 @@ the plan carries the value unchanged.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -75,7 +76,23 @@ def test_value_is_delivered_exactly(case: Accepted, tmp_path: Path) -> None:
 def test_accepted_by_smdist_validate(case: Accepted, tmp_path: Path) -> None:
     result = run_cli("validate", str(_job(tmp_path, case.data)), cwd=tmp_path)
     assert "Traceback" not in result.stdout + result.stderr, result.stderr[-2000:]
+    if _refused_by_submit_under_sdk_v3(case):
+        # validate reports what submit would refuse under the installed SDK line, naming the
+        # field and the SDK line that delivers the value.
+        assert result.returncode == 2, result.stderr[-2000:]
+        assert f"hyperparameters.{case.name}: contains a single quote" in result.stderr
+        assert "SDK v2" in result.stderr
+        return
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+def _refused_by_submit_under_sdk_v3(case: Accepted) -> bool:
+    """A hyperparameter with a single quote, with SDK v3 installed: v3's container script would
+    run it as shell code (``v3_request.carriage_problems``); SDK v2 delivers it unchanged."""
+    from smdist.backends.sagemaker import sdk_v3_installed
+
+    quoted = case.where == "hyperparameters" and "'" in json.dumps(case.value)
+    return quoted and sdk_v3_installed()
 
 
 def test_the_corpus_is_large_and_spans_every_launcher() -> None:

@@ -14,6 +14,7 @@ from smdist.errors import SpecError
 from smdist.planning import plan
 from smdist.runtime import v3_driver
 from smdist.runtime.container_contract import input_data_config, resource_config
+from smdist.runtime.host_commands import program_command
 from smdist.spec import JobSpec
 
 IMAGE = {"image_uri": "123456789012.dkr.ecr.us-west-2.amazonaws.com/training:1"}
@@ -135,13 +136,15 @@ def test_driver_gives_the_script_the_toolkits_environment_and_arguments(tmp_path
     assert json.loads(env["SM_FRAMEWORK_PARAMS"])[
         "sagemaker_multi_worker_mirrored_strategy_enabled"
     ]
-    assert v3_driver.program_argv("train.py", ["--epochs", "2"]) == [
+    image = v3_driver.image_here({"PATH": ""}, None)
+    assert program_command(image, "train.py", ["--epochs", "2"]) == [
         sys.executable,
+        "--",
         "train.py",
         "--epochs",
         "2",
     ]
-    assert v3_driver.program_argv("run.sh", ["a b"]) == ["./run.sh", "a b"]  # never a shell line
+    assert program_command(image, "run.sh", ["a b"]) == ["./run.sh", "a b"]  # never a shell line
 
 
 @pytest.mark.parametrize("value", ["it's", ["a'b"], {"k": "x'; touch /tmp/owned; echo '"}])

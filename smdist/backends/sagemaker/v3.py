@@ -87,6 +87,48 @@ def model_trainer_distributed(strategy: Strategy, cluster: Cluster) -> Any:
 
 
 # ---- the ModelTrainer ----------------------------------------------------------------------
+_TRAINER_CLASS: Any = None
+
+
+def with_every_job_settings(request: dict[str, Any]) -> dict[str, Any]:
+    """``request`` (what ``ModelTrainer._create_training_job_args`` returns, either form) with
+    what smdist sets on every job and ModelTrainer has no setting for: the profiler off and
+    metric time series on (``v3_request.EVERY_JOB_*``)."""
+    if "AlgorithmSpecification" in request:  # boto3's form (PascalCase): pipelines, AWS Batch
+        request["AlgorithmSpecification"] = {
+            **request["AlgorithmSpecification"],
+            **v3_request.EVERY_JOB_ALGORITHM,
+        }
+        request.update(v3_request.EVERY_JOB_REQUEST)
+        return request
+    from sagemaker.core.shapes import ProfilerConfig
+
+    algorithm = request.get("algorithm_specification")
+    if algorithm is not None:
+        algorithm.enable_sage_maker_metrics_time_series = True
+    request["profiler_config"] = ProfilerConfig(disable_profiler=True)
+    return request
+
+
+def trainer_class() -> Any:
+    """v3's ``ModelTrainer``, sending what smdist sets on every job (``with_every_job_settings``)
+    in the request ``train()`` builds; otherwise unchanged (a subclass, built on first use)."""
+    global _TRAINER_CLASS
+    if _TRAINER_CLASS is None:
+        require_sdk_v3()
+        from sagemaker.train import ModelTrainer
+
+        class SmdistModelTrainer(ModelTrainer):
+            """ModelTrainer whose request carries ProfilerConfig(DisableProfiler=True) and
+            EnableSageMakerMetricsTimeSeries=True, as smdist's own requests do."""
+
+            def _create_training_job_args(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+                return with_every_job_settings(super()._create_training_job_args(*args, **kwargs))
+
+        _TRAINER_CLASS = SmdistModelTrainer
+    return _TRAINER_CLASS
+
+
 def sagemaker_session(boto_session: Any, bucket: str) -> Any:
     """An SDK v3 Session over ``boto_session`` with ``bucket`` and telemetry off."""
     require_sdk_v3()
@@ -251,12 +293,12 @@ def model_trainer(
     bucket = named
     job_region = region or spec.region or sm_session.boto_session.region_name
     from sagemaker.core.training.configs import MetricDefinition
-    from sagemaker.train import ModelTrainer
 
     kwargs = trainer_kwargs(plan, bucket=bucket, region=job_region)  # fails before staging
     keep: list[str] = []
     try:
-        trainer = ModelTrainer(
+        # ModelTrainer, plus the profiler off and metric time series on (trainer_class).
+        trainer = trainer_class()(
             sagemaker_session=sm_session,
             role=job_role,
             base_job_name=job_name or spec.name,
@@ -284,6 +326,8 @@ __all__ = [
     "require_sdk_v3",
     "sagemaker_session",
     "sdk_version",
+    "trainer_class",
     "trainer_kwargs",
     "training_image",
+    "with_every_job_settings",
 ]

@@ -10,7 +10,12 @@ and the SageMaker backend sends exactly what it showed. What makes it v3's and n
 - hyperparameters are the user's only, encoded so that the script gets what SDK v2's toolkit
   gives it (``v3_hyperparameters``: not v3's raw strings, which its drivers re-decode), plus
   ``mp_parameters`` for SMP; no ``sagemaker_*`` keys;
-- ``OutputDataConfig`` gains ``CompressionType: GZIP``; there is no ProfilerConfig.
+- ``OutputDataConfig`` gains ``CompressionType: GZIP``.
+
+What smdist sets on every job under either SDK, and ``ModelTrainer`` has no setting for:
+``ProfilerConfig: {DisableProfiler: true}`` and ``EnableSageMakerMetricsTimeSeries: true``
+(``MetricDefinitions`` too, which it does take). The ModelTrainer ``smdist.model_trainer``
+returns adds the same two fields (``v3.trainer_class``), so its ``train()`` sends them too.
 
 How the job is launched is one of two drivers (``driver_config``): v3's torchrun driver for
 PyTorch DDP and SMP v2, and smdist's own for TensorFlow MultiWorkerMirrored (TF_CONFIG),
@@ -48,6 +53,12 @@ ARGUMENTS = [
     f"chmod +x {CONTAINER_DRIVERS}/sm_train.sh && {CONTAINER_DRIVERS}/sm_train.sh",
 ]
 SMDIST_DRIVER_SCRIPT = "smdist_driver.py"
+# What smdist sets on every job, as the SDK v2 path does (request.BACKEND_ESTIMATOR_KWARGS):
+# no SageMaker Debugger profiling (no profiler output in S3, no profiler rule jobs) and metric
+# time series for the `[metrics]` lines. v3 sends no DebugHookConfig, as v2 with
+# debugger_hook_config=False does not.
+EVERY_JOB_ALGORITHM: dict[str, Any] = {"EnableSageMakerMetricsTimeSeries": True}
+EVERY_JOB_REQUEST: dict[str, Any] = {"ProfilerConfig": {"DisableProfiler": True}}
 TORCHRUN_DRIVER_SCRIPT = "torchrun_driver.py"
 
 
@@ -155,7 +166,7 @@ def hyperparameters(plan: Plan) -> dict[str, str]:
     elif isinstance(strategy, SMPv1):
         # smdistributed.modelparallel v1 reads SM_HP_MP_PARAMETERS, as under the toolkit.
         values["mp_parameters"] = json.dumps(plan.distribution_hyperparameters["mp_parameters"])
-    return values
+    return dict(sorted(values.items()))  # the toolkit sorts the arguments by name
 
 
 def drivers_digest(plan: Plan, sdk_version: str, code_uri: str) -> str:
@@ -209,6 +220,7 @@ def create_training_job_request(
     algorithm: dict[str, Any] = {"TrainingInputMode": "File", "TrainingImage": image}
     if metric_definitions:
         algorithm["MetricDefinitions"] = metric_definitions
+    algorithm.update(EVERY_JOB_ALGORITHM)
     algorithm["ContainerEntrypoint"] = list(ENTRYPOINT)
     algorithm["ContainerArguments"] = list(ARGUMENTS)
     kms = spec.kms
@@ -262,4 +274,5 @@ def create_training_job_request(
         request["EnableInterContainerTrafficEncryption"] = True
     if network.isolation:
         request["EnableNetworkIsolation"] = True
+    request.update(EVERY_JOB_REQUEST)
     return request
