@@ -239,6 +239,10 @@ def main() -> int:
         interface=env.get("SM_NETWORK_INTERFACE_NAME", "eth0"),
         instance_type=env.get("SM_CURRENT_INSTANCE_TYPE") or settings["launch"]["instance_type"],
     )
+    if launch.launcher in ("mpirun", "smddp"):
+        # First: mpirun may reach this host as soon as its ssh port answers, and the sessions
+        # it opens read this file (the ranks get the host-name fix through mpirun's exports).
+        publish_environment(env)
     image = image_here(env, apply_hostname_fix(env, current))
     if launch.launcher == "tf_config":
         env["TF_CONFIG"] = json.dumps(build_tf_config(hosts, current, DEFAULT_PORT))
@@ -250,7 +254,6 @@ def main() -> int:
     output_dir = Path(env.get("SM_OUTPUT_DIR") or base / "output")
     if check_image(launch.launcher, hosts, current, env, output_dir):
         return 1
-    publish_environment(env)
     sshd = start_sshd()
     try:
         if current != hosts[0]:
