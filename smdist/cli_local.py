@@ -24,7 +24,7 @@ from typing import Annotated, Any
 
 import typer
 
-from smdist.errors import Problem, SpecError
+from smdist.errors import NO_SUCH_JOB, OPTION, Problem, SpecError
 
 LOCAL_ROOT = Path(".smdist")
 BACKENDS = ("auto", "local", "sagemaker")
@@ -142,7 +142,9 @@ class LocalJobRecord:
 def find_job(name: str, backend: str, root: Path) -> Path | None:
     """The local job directory ``name`` stands for; None: a SageMaker job (``--backend``)."""
     if backend not in BACKENDS:
-        raise SpecError([Problem("--backend", "unknown backend", backend, ", ".join(BACKENDS))])
+        raise SpecError(
+            [Problem("--backend", "unknown backend", backend, ", ".join(BACKENDS))], OPTION
+        )
     if backend == "sagemaker":
         return None
     places = [root / "jobs" / name]
@@ -161,7 +163,8 @@ def find_job(name: str, backend: str, root: Path) -> Path | None:
                     name,
                     f"the name of a job run under {root} (--root), or its directory",
                 )
-            ]
+            ],
+            NO_SUCH_JOB,
         )
     return None
 
@@ -183,9 +186,11 @@ def _load(path: Path) -> dict[str, Any]:
         except ValueError:
             pass
         except OSError as error:
-            raise SpecError([Problem(str(path), f"cannot be read: {error}")]) from None
+            raise SpecError([Problem(str(path), f"cannot be read: {error}")], NO_SUCH_JOB) from None
         time.sleep(0.05)
-    raise SpecError([Problem(str(path), "is not a job record", None, "the job.json smdist wrote")])
+    raise SpecError(
+        [Problem(str(path), "is not a job record", None, "the job.json smdist wrote")], NO_SUCH_JOB
+    )
 
 
 def read_job(job_dir: Path) -> LocalJobRecord:
@@ -230,7 +235,9 @@ def log_lines(job: LocalJobRecord, follow: bool) -> Iterator[str]:
     from smdist.backends.local.logs import follow as follow_log
 
     if not job.log.is_file():
-        raise SpecError([Problem(str(job.log), "does not exist: the job wrote no log")])
+        raise SpecError(
+            [Problem(str(job.log), "does not exist: the job wrote no log")], NO_SUCH_JOB
+        )
     yield from follow_log(job.log, lambda: read_job(job.job_dir).finished, follow)
 
 

@@ -43,13 +43,22 @@ class SetupError(Exception):
     """
 
 
-class SpecError(SetupError, ValueError):
-    """A job spec that must not be submitted. ``problems`` lists every error found."""
+# One header per kind of error, so that the first line says where to look.
+SPEC = "invalid job spec"  # the job file, or what a command line set in it
+OPTION = "invalid option"  # a command-line option that is not a job setting
+NO_SUCH_JOB = "no such job"  # a job name or directory that names no job
+CANNOT_RUN_HERE = "cannot run here"  # this machine or account: SDK, Docker, region
 
-    def __init__(self, problems: Sequence[Problem]) -> None:
+
+class SpecError(SetupError, ValueError):
+    """A job spec that must not be submitted. ``problems`` lists every error found; ``header``
+    says which kind of error it is (``SPEC`` unless the problems are about something else)."""
+
+    def __init__(self, problems: Sequence[Problem], header: str = SPEC) -> None:
         self.problems = list(problems)
+        self.header = header
         lines = [str(p) for p in self.problems]
-        head = "invalid job spec" if len(lines) != 1 else "invalid job spec: " + lines[0]
+        head = header if len(lines) != 1 else f"{header}: {lines[0]}"
         super().__init__(head if len(lines) == 1 else head + ":\n  - " + "\n  - ".join(lines))
 
 

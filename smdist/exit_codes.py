@@ -49,7 +49,7 @@ def exit_code_for(error: BaseException) -> int:
 def error_lines(error: BaseException) -> list[str]:
     """What to fix: one line, or a heading and one line per problem of a spec."""
     if isinstance(error, SpecError):
-        return ["invalid job spec", *(f"  - {problem}" for problem in error.problems)]
+        return [error.header, *(f"  - {problem}" for problem in error.problems)]
     if isinstance(error, (SetupError, OSError)):
         return [f"cannot run here: {error}"]
     if isinstance(error, aws_errors()):

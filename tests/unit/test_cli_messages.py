@@ -56,3 +56,36 @@ def test_plan_prints_a_value_that_looks_like_markup_as_written(tmp_path, capsys)
     path = job_file(tmp_path, hyperparameters={"note": "[bold]y[/bold]"})
     assert main(["plan", str(path)]) == 0
     assert "[bold]y[/bold]" in capsys.readouterr().out
+
+
+# ---- one header per kind of error ----------------------------------------------------------
+def first_error_line(capsys) -> str:
+    return capsys.readouterr().err.strip().splitlines()[0]
+
+
+def test_a_job_file_error_is_an_invalid_job_spec(tmp_path, capsys):
+    path = job_file(tmp_path, cluster={"instance_type": "ml.g5.xlarge", "instance_count": 0})
+    assert main(["validate", str(path)]) == 2
+    assert first_error_line(capsys).startswith("invalid job spec")
+
+
+def test_a_job_name_that_names_no_job_says_so(tmp_path, capsys):
+    root = tmp_path / "elsewhere" / ".smdist"
+    assert main(["status", "no-such-job", "--backend", "local", "--root", str(root)]) == 2
+    assert first_error_line(capsys).startswith("no such job")
+
+
+def test_an_unknown_option_value_is_an_invalid_option(capsys):
+    assert main(["logs", "some-job", "--backend", "nope"]) == 2
+    assert first_error_line(capsys).startswith("invalid option")
+
+
+def test_what_this_machine_lacks_is_cannot_run_here(tmp_path, monkeypatch, capsys):
+    for name in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / "config").write_text("")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "config"))
+    assert main(["status", "some-job", "--backend", "sagemaker"]) == 2
+    lines = capsys.readouterr().err
+    assert lines.strip().startswith("cannot run here"), lines
+    assert "region" in lines

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from smdist.backends.base import JobError, JobStatus
 from smdist.backends.log_lines import prefixed
-from smdist.errors import Problem, SpecError
+from smdist.errors import NO_SUCH_JOB, Problem, SpecError
 
 if TYPE_CHECKING:
     from smdist.planning import Plan
@@ -223,7 +223,8 @@ def attach(
                         name,
                         "a name from `aws sagemaker list-training-jobs`",
                     )
-                ]
+                ],
+                NO_SUCH_JOB,
             ) from None
         raise
     return job

@@ -31,7 +31,7 @@ from smdist.backends.base import JobError, JobStatus
 from smdist.backends.job_names import unique_job_name
 from smdist.backends.sagemaker import request as request_
 from smdist.backends.sagemaker import sdk as sdk
-from smdist.errors import Problem, SpecError
+from smdist.errors import CANNOT_RUN_HERE, Problem, SpecError
 from smdist.planning import Plan
 
 NO_DOCKER_HINT = (
@@ -57,7 +57,9 @@ _CLOUD_ONLY = (
 
 
 def _unavailable(message: str, hint: str = NO_DOCKER_HINT) -> SpecError:
-    return SpecError([Problem("backend", f"sagemaker-local: {message}", valid=hint)])
+    return SpecError(
+        [Problem("backend", f"sagemaker-local: {message}", valid=hint)], CANNOT_RUN_HERE
+    )
 
 
 def check_docker(timeout: float = 20.0) -> list[str]:

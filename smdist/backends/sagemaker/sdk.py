@@ -19,7 +19,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from smdist.errors import Problem, SpecError
+from smdist.errors import CANNOT_RUN_HERE, Problem, SpecError
 
 # The SDK's "defaults" config, given explicitly instead of read from ~/.config/sagemaker.
 SDK_CONFIG: dict[str, Any] = {
@@ -78,7 +78,8 @@ def import_sagemaker() -> Any:
                         f"the SageMaker backends need the SageMaker Python SDK 2.x ({exc})",
                         valid="pip install 'smdist[sagemaker-v2]' ('smdist[sagemaker]': SDK v3)",
                     )
-                ]
+                ],
+                CANNOT_RUN_HERE,
             ) from None
     _memoize_config_validation()
     version = getattr(sagemaker, "__version__", "0")
@@ -90,7 +91,8 @@ def import_sagemaker() -> Any:
                     f"sagemaker {version} is installed; smdist drives the 2.x estimators",
                     valid="pip install 'sagemaker>=2.250,<3'",
                 )
-            ]
+            ],
+            CANNOT_RUN_HERE,
         )
     _sdk = sagemaker
     return sagemaker
@@ -154,7 +156,8 @@ def boto_session(region: str | None = None, boto: Any = None) -> Any:
                     "no AWS region is configured",
                     valid=f"e.g. us-west-2, set by {HOW_TO_SET}",
                 )
-            ]
+            ],
+            CANNOT_RUN_HERE,
         )
     return session
 
