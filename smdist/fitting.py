@@ -10,7 +10,7 @@ import sys
 from typing import Any
 
 from smdist.backends import BACKENDS, DEFAULT_BACKEND, Job, check_options
-from smdist.errors import Problem, SpecError
+from smdist.errors import OPTION, Problem, SpecError
 
 
 def _spec_from(spec: Any, fields: dict[str, Any]):
@@ -45,7 +45,9 @@ def fit(
     returns when the job has ended; check ``job.status``.
     """
     if backend not in BACKENDS:
-        raise SpecError([Problem("backend", "unknown backend", backend, ", ".join(BACKENDS))])
+        raise SpecError(
+            [Problem("backend", "unknown backend", backend, ", ".join(BACKENDS))], OPTION
+        )
     from smdist.disk_checks import check_paths
     from smdist.planning import plan as make_plan
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from smdist.backends.base import Job, JobError, JobStatus
-from smdist.errors import Problem, SpecError
+from smdist.errors import OPTION, Problem, SpecError
 
 BACKENDS = {
     "local": "smdist.backends.local",
@@ -59,7 +59,8 @@ def check_options(backend: str, options: dict[str, Any]) -> None:
                     ", ".join(sorted(known)),
                 )
                 for name in unknown
-            ]
+            ],
+            OPTION,
         )
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from smdist.backends.local.layout import MPI_LAUNCHERS, LocalLayout
 from smdist.backends.local.requirements import missing_requirements
-from smdist.errors import Problem, SetupError, SpecError
+from smdist.errors import OPTION, Problem, SetupError, SpecError
 
 if TYPE_CHECKING:
     from smdist.planning import Plan
@@ -77,7 +77,8 @@ class LocalOptions:
                         ", ".join(sorted(known)),
                     )
                     for name in unknown
-                ]
+                ],
+                OPTION,
             )
         # None means "the default", except for stall_timeout, where it means "never".
         values = {k: v for k, v in options.items() if v is not None or k == "stall_timeout"}

@@ -31,7 +31,7 @@ from smdist.backends.sagemaker.v3_drivers import (
 )
 from smdist.backends.sagemaker.v3_request import driver_config, plan_driver_config
 from smdist.cluster import Cluster
-from smdist.errors import Problem, SpecError
+from smdist.errors import CANNOT_RUN_HERE, Problem, SpecError
 from smdist.planning import Plan
 from smdist.runtime.metrics import metric_definitions
 from smdist.strategies import Strategy
@@ -65,7 +65,8 @@ def require_sdk_v3() -> None:
                     version,
                     "pip install 'sagemaker>=3,<4' (in an environment without SDK v2)",
                 )
-            ]
+            ],
+            CANNOT_RUN_HERE,
         )
 
 
