@@ -339,8 +339,6 @@ def test_smddp_mpirun_exports_exactly_the_data_parallel_runners_variables(tmp_pa
         "FI_PROVIDER=efa",
         "RDMAV_FORK_SAFE=1",
         "NCCL_DEBUG=VERSION",  # the spec's custom_mpi_options, where the runner puts them
-        "NCCL_PROTO=simple",  # p4d: EFA with RDMA read
-        "FI_EFA_USE_DEVICE_RDMA=1",
         "SMDATAPARALLEL_SERVER_ADDR=algo-1",
         "SMDATAPARALLEL_SERVER_PORT=7592",
         "SAGEMAKER_INSTANCE_TYPE=ml.p4d.24xlarge",
@@ -373,3 +371,10 @@ def test_a_local_run_says_it_does_not_install_requirements_txt(tmp_path):
     assert "this local run does not install requirements.txt" in note
     (tmp_path / "requirements.txt").unlink()
     assert not [n for n in prepare_notes(job_plan, layout, None) if "requirements.txt" in n]
+
+
+def test_emulated_hosts_get_no_efa_settings_whatever_the_instance_type():
+    job = _plan("sddp")  # ml.p4d.24xlarge: EFA with RDMA read on SageMaker
+    assert (job.launch.efa, job.launch.efa_rdma) == (True, True)
+    local = local_launch(job, _layout("sddp", hosts=2, processes_per_host=1), ["a", "b"])
+    assert (local.efa, local.efa_rdma, local.interface) == (False, False, "lo")

@@ -99,13 +99,16 @@ def local_image(python: str) -> Image:
 
 def local_launch(plan: Plan, layout: LocalLayout, names: list[str]) -> Launch:
     """The plan's launch on the emulated hosts: their names, the local process count and
-    launcher, loopback as the network interface."""
+    launcher, loopback as the network interface, and no EFA: the hosts share this machine,
+    whatever the instance type (forced EFA settings make libfabric fail where it is absent)."""
     return replace(
         plan.launch,
         launcher=layout.launcher,
         hosts=tuple(names),
         processes_per_host=layout.processes_per_host,
         interface=NETWORK_INTERFACE,
+        efa=False,
+        efa_rdma=False,
     )
 
 
