@@ -277,6 +277,10 @@ def submit(
     ] = None,
     region: RegionOption = None,
     logs: Annotated[bool, typer.Option(help="stream the job's logs while waiting")] = True,
+    shm_size: Annotated[
+        str | None,
+        typer.Option(help="sagemaker-local: /dev/shm size of each container, e.g. 2gb"),
+    ] = None,
     poll: PollOption = 10.0,
 ) -> None:
     """Submit a job to SageMaker (prints its name); --wait exits 0 completed, 1 failed/stopped."""
@@ -292,7 +296,21 @@ def submit(
         console.print(
             f"warning: {warning}", style="yellow", highlight=False, markup=False, soft_wrap=True
         )
-    options = {"bucket": bucket, "role": role, "region": region, "poll_seconds": poll}
+    options: dict[str, object] = {
+        "bucket": bucket,
+        "role": role,
+        "region": region,
+        "poll_seconds": poll,
+    }
+    if shm_size is not None:
+        if backend != "sagemaker-local":
+            from smdist.errors import OPTION, Problem
+
+            raise SpecError(
+                [Problem("--shm-size", "applies to --backend sagemaker-local only", shm_size)],
+                OPTION,
+            )
+        options["shm_size"] = shm_size
     if dry_run:
         from smdist.backends import sagemaker as cloud
 
@@ -327,6 +345,14 @@ def submit(
             done = f"uploaded {count} bytes" if count else "unchanged, not uploaded again"
             console.print(f"{what}: {done} ({uri})", highlight=False, markup=False, soft_wrap=True)
     if not wait:
+        if backend == "sagemaker-local":  # it runs on in its own process, as a SageMaker job does
+            console.print(
+                f"{job.name}: running in SageMaker local mode on this machine; follow it with "
+                f"`smdist logs -f {job.name}`, stop it with `smdist stop {job.name}`",
+                highlight=False,
+                markup=False,
+                soft_wrap=True,
+            )
         return
     status = job.wait(logs=logs)
     _report_end(job, status)

@@ -216,8 +216,15 @@ def read_job(job_dir: Path) -> LocalJobRecord:
 
 
 def status_lines(job: LocalJobRecord) -> list[str]:
-    hosts = job.record.get("hosts") or []
-    where = f"local: {len(hosts)} host(s) x {job.record.get('processes_per_host')} in {job.job_dir}"
+    record = job.record
+    if record.get("backend") == "sagemaker-local":
+        where = (
+            f"sagemaker-local (SDK v{record.get('sdk')}): {record.get('instance_count')} "
+            f"{record.get('instance_type')} container(s) in {job.job_dir}"
+        )
+    else:
+        hosts = record.get("hosts") or []
+        where = f"local: {len(hosts)} host(s) x {record.get('processes_per_host')} in {job.job_dir}"
     lines = [f"{job.name}\t{job.status}\t{where}"]
     if job.failure_reason:
         lines.append(f"reason: {job.failure_reason}")

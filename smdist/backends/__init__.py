@@ -17,7 +17,7 @@ from smdist.errors import OPTION, Problem, SpecError
 BACKENDS = {
     "local": "smdist.backends.local",
     "sagemaker": "smdist.backends.sagemaker",
-    "sagemaker-local": "smdist.backends.sagemaker.local_mode",
+    "sagemaker-local": "smdist.backends.sagemaker_local",
 }
 DEFAULT_BACKEND = "local"
 # The options each backend's ``launch`` takes: an unknown one is refused before anything runs,
@@ -40,7 +40,19 @@ BACKEND_OPTIONS = {
     ),
     "sagemaker": frozenset({"bucket", "role", "region", "boto_session", "poll_seconds"}),
     "sagemaker-local": frozenset(
-        {"pass_aws_credentials", "region", "boto_session", "bucket", "output_dir", "role"}
+        {
+            "pass_aws_credentials",
+            "region",
+            "boto_session",
+            "bucket",
+            "output_dir",
+            "role",
+            "root",
+            "grace",
+            "container_config",
+            "shm_size",
+            "poll_seconds",
+        }
     ),
 }
 

@@ -1,0 +1,400 @@
+"""``backend="sagemaker-local"`` under the installed SDK line, on the fake Docker CLI.
+
+Shared by ``tests/aws/test_local_mode.py`` (SDK v2, ``.venv-v2``) and
+``tests/aws_v3/test_local_mode_v3.py`` (SDK v3, ``.venv``): the same behaviour is proved for
+each line's own local mode. The fake Docker (``tests/fake_docker``) reads the compose file the
+SDK wrote and runs each service in namespaces of its own, starting what the image would run (the
+real ``sagemaker-training`` toolkit's ``train`` for SDK v2, v3's ``sm_train.sh`` driver), on a
+stand-in DLC python (``.ci/install-dlc-standin``); its "silent" mode is a Compose that prints
+nothing and ignores SIGTERM and SIGINT (an image pull that never ends).
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from fake_docker import compose_runs, install, leftovers, pytorch_training_image
+from fake_docker.support import (
+    COMPOSE_VERSIONS,
+    PYTORCH_IMAGE,
+    ROLE,
+    TRAIN_SCRIPT,
+    aws_offline,
+    sdk_line,
+    standin_python,
+    why_no_containers,
+    why_no_standin,
+)
+
+import smdist
+from smdist.backends.base import JobStatus
+from smdist.backends.sagemaker_local import check_machine
+from smdist.errors import CANNOT_RUN_HERE, SpecError
+
+LINE = sdk_line()
+NOTHING_LEFT = {"containers": [], "networks": [], "processes": []}
+SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYLOCALTESTKEY"
+SLEEPER = "import time\nprint('sleeping', flush=True)\ntime.sleep(600)\n"
+needs_containers = pytest.mark.skipif(
+    bool(why_no_containers() or why_no_standin()),
+    reason=str(why_no_containers() or why_no_standin()),
+)
+
+
+class Machine:
+    """A project directory, the fake Docker on PATH, HOME and TMPDIR of the test's own."""
+
+    def __init__(self, tmp_path: Path, monkeypatch) -> None:
+        self.tmp_path, self.monkeypatch = tmp_path, monkeypatch
+        self.project = tmp_path / "project"
+        self.project.mkdir()
+        self.state = tmp_path / "docker-state"
+        self.bin = tmp_path / "bin"
+        self.temp = tmp_path / "tmp"
+        self.temp.mkdir()
+        self.home = tmp_path / "home"
+        self.home.mkdir()
+        aws_offline(monkeypatch, tmp_path)
+        monkeypatch.setenv("HOME", str(self.home))
+        monkeypatch.setenv("TMPDIR", str(self.temp))
+        monkeypatch.setattr(tempfile, "tempdir", None)
+        monkeypatch.chdir(self.project)
+
+    def docker(self, **options) -> None:
+        options.setdefault("default_image", pytorch_training_image(str(self._python())))
+        for name, value in install(self.bin, self.state, **options).items():
+            self.monkeypatch.setenv(name, value)
+
+    @staticmethod
+    def _python() -> Path:
+        python = standin_python()
+        return python if python.is_file() else Path(sys.executable)
+
+    def spec(self, script: str = TRAIN_SCRIPT, hosts: int = 1, **changes) -> dict:
+        (self.project / "train.py").write_text(script)
+        spec = {
+            "name": "local-mode",
+            "strategy": {"kind": "pytorch_ddp", "launcher": "torchrun"},
+            "cluster": {"instance_type": "local", "instance_count": hosts},
+            "code": {
+                "entry_point": "train.py",
+                "source_dir": str(self.project),
+                "image_uri": PYTORCH_IMAGE,
+                "framework_version": "2.5",
+                "py_version": "py311",
+            },
+            "hyperparameters": {"steps": 3},
+            "role": ROLE,
+        }
+        spec.update(changes)
+        return spec
+
+    def work_dirs(self) -> list[str]:
+        return sorted(p.name for p in self.temp.glob("smdist-local-mode-*"))
+
+    def compose_files(self) -> list[Path]:
+        return sorted(self.temp.glob("smdist-local-mode-*/containers/**/docker-compose.yaml"))
+
+    def assert_nothing_left(self) -> None:
+        assert leftovers(self.state) == NOTHING_LEFT
+        assert self.work_dirs() == []
+
+
+@pytest.fixture
+def machine(tmp_path, monkeypatch) -> Machine:
+    return Machine(tmp_path, monkeypatch)
+
+
+def _fit(spec: dict, **options):
+    options.setdefault("grace", 5)
+    return smdist.fit(**spec, backend="sagemaker-local", wait=False, options=options)
+
+
+# ---- before anything is staged ---------------------------------------------------------------
+def test_no_docker_is_refused_before_staging(machine, monkeypatch):
+    monkeypatch.setenv("PATH", str(machine.tmp_path / "nothing"))
+    with pytest.raises(SpecError, match="`docker` is not on PATH") as raised:
+        _fit(machine.spec())
+    assert raised.value.header == CANNOT_RUN_HERE
+    assert "backend 'local'" in str(raised.value)
+    assert machine.work_dirs() == [] and not (machine.project / ".smdist").exists()
+
+
+def test_unreachable_daemon_is_refused(machine):
+    machine.docker(daemon=False)
+    with pytest.raises(SpecError, match="cannot reach the Docker daemon") as raised:
+        _fit(machine.spec())
+    assert "Is the docker daemon running?" in str(raised.value)
+    assert machine.work_dirs() == []
+
+
+@pytest.mark.parametrize(
+    "version,legacy,accepted",
+    [(version, legacy, by_line.get(LINE)) for version, legacy, by_line in COMPOSE_VERSIONS],
+)
+def test_compose_is_accepted_exactly_when_the_sdk_accepts_it(machine, version, legacy, accepted):
+    machine.docker(compose_version=version, legacy_compose=legacy)
+    plan = smdist.plan(smdist.JobSpec.from_dict(machine.spec()))
+    if accepted is None:
+        with pytest.raises(SpecError, match="finds no Docker Compose it accepts") as raised:
+            check_machine(plan)
+        assert raised.value.header == CANNOT_RUN_HERE
+        if version:
+            assert version in str(raised.value)
+    else:
+        assert check_machine(plan) == (LINE, "local")
+
+
+def test_gpu_needs_the_nvidia_runtime_and_enough_gpus(machine):
+    spec = machine.spec(cluster={"instance_type": "ml.g5.xlarge", "instance_count": 1})
+    machine.docker(runtimes=("runc",))
+    plan = smdist.plan(smdist.JobSpec.from_dict(spec))
+    with pytest.raises(SpecError, match="NVIDIA runtime") as raised:
+        check_machine(plan)
+    assert "nvidia-ctk runtime configure" in str(raised.value)
+    machine.docker(runtimes=("runc", "nvidia"))
+    with pytest.raises(SpecError, match="this machine has 0"):
+        check_machine(plan)
+    smi = machine.bin / "nvidia-smi"
+    smi.write_text("#!/bin/sh\necho 'GPU 0: NVIDIA A10G (UUID: GPU-0)'\n")
+    smi.chmod(0o755)
+    assert check_machine(plan) == (LINE, "local_gpu")
+
+
+def test_several_gpu_instances_are_refused(machine):
+    machine.docker(runtimes=("runc", "nvidia"))
+    spec = machine.spec(cluster={"instance_type": "ml.g5.xlarge", "instance_count": 2})
+    with pytest.raises(SpecError, match="only one local_gpu instance"):
+        _fit(spec)
+
+
+# ---- stopping, at any moment -------------------------------------------------------------------
+def _stopped(job, machine: Machine) -> None:
+    assert job.status is JobStatus.STOPPED, job.failure_reason
+    assert job.failure_reason.startswith("stopped on request")
+    assert job.model_artifacts is None
+    machine.assert_nothing_left()
+
+
+def test_stop_before_compose_starts_is_not_ignored(machine):
+    machine.docker()
+    job = _fit(machine.spec(SLEEPER))
+    job.stop()  # the supervisor has not reached the SDK yet
+    assert job.wait(timeout=120) is JobStatus.STOPPED
+    _stopped(job, machine)
+
+
+def test_stop_while_compose_is_silent_and_deaf(machine):
+    machine.docker(mode="silent")  # an image pull that never ends, SIGTERM ignored
+    job = _fit(machine.spec(), grace=2)
+    deadline = time.monotonic() + 60
+    while not compose_runs(machine.state) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert compose_runs(machine.state), "compose up never started"
+    job.stop()
+    assert job.wait(timeout=120) is JobStatus.STOPPED
+    _stopped(job, machine)
+
+
+def test_wait_honours_its_timeout_while_the_job_prints_nothing(machine):
+    machine.docker(mode="silent")
+    job = _fit(machine.spec(), grace=2)
+    started = time.monotonic()
+    assert job.wait(timeout=2, logs=True) is JobStatus.IN_PROGRESS
+    waited = time.monotonic() - started
+    job.stop()
+    assert job.wait(timeout=120) is JobStatus.STOPPED
+    assert waited < 30, f"wait(timeout=2) returned after {waited:.0f} s"
+    _stopped(job, machine)
+
+
+CALLER = """\
+import signal, sys
+import smdist
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal
+spec = {spec!r}
+job = smdist.fit(**spec, backend="sagemaker-local", wait=False, options={{"grace": 2}})
+print("STARTED", job.name, flush=True)
+status = job.wait(logs=True)
+print("STATUS", status.value, flush=True)
+sys.exit(status.exit_code)
+"""
+
+
+def _start_caller(machine: Machine, spec: dict) -> subprocess.Popen:
+    script = machine.tmp_path / "caller.py"
+    script.write_text(CALLER.format(spec=spec))
+    return subprocess.Popen(
+        [sys.executable, str(script)],
+        cwd=machine.project,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def _await_compose(machine: Machine) -> None:
+    deadline = time.monotonic() + 60
+    while not compose_runs(machine.state) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert compose_runs(machine.state), "compose up never started"
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_and_sigterm_stop_the_job(machine, signum):
+    machine.docker(mode="silent")
+    spec = machine.spec()
+    caller = _start_caller(machine, spec)
+    _await_compose(machine)
+    caller.send_signal(signum)
+    output, _ = caller.communicate(timeout=120)
+    assert caller.returncode == 1, output
+    assert "STATUS Stopped" in output
+    record = next((machine.project / ".smdist" / "jobs").glob("*/job.json"))
+    assert json.loads(record.read_text())["status"] == "Stopped"
+    machine.assert_nothing_left()
+
+
+def test_submit_without_wait_keeps_the_job_and_the_commands_find_it(machine):
+    machine.docker()
+    (machine.project / "job.yaml").write_text(yaml.safe_dump(machine.spec(SLEEPER)))
+    script = Path(sys.executable).with_name("smdist")
+    smdist_cli = [str(script)] if script.exists() else [sys.executable, "-m", "smdist.cli"]
+    submitted = subprocess.run(
+        [*smdist_cli, "submit", "job.yaml", "--backend", "sagemaker-local"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert submitted.returncode == 0, submitted.stderr
+    name = submitted.stdout.strip().splitlines()[-1]
+    assert "running in SageMaker local mode" in submitted.stderr
+    deadline = time.monotonic() + 60
+    shown = ""
+    while "sleeping" not in shown and time.monotonic() < deadline:
+        shown = subprocess.run([*smdist_cli, "logs", name], capture_output=True, text=True).stdout
+        time.sleep(0.5)
+    assert "sleeping" in shown  # the job ran on after `submit` returned
+    status = subprocess.run([*smdist_cli, "status", name], capture_output=True, text=True)
+    assert status.returncode == 0 and "InProgress" in status.stdout, status.stdout
+    stopped = subprocess.run(
+        [*smdist_cli, "stop", name, "--wait"], capture_output=True, text=True, timeout=180
+    )
+    assert stopped.returncode == 0, stopped.stderr
+    assert "Stopped" in stopped.stderr
+    status = subprocess.run([*smdist_cli, "status", name], capture_output=True, text=True)
+    assert status.returncode == 1 and "Stopped" in status.stdout
+    machine.assert_nothing_left()
+
+
+# ---- settings: kept, or named when replaced --------------------------------------------------
+def test_container_config_and_shm_size_reach_compose(machine):
+    (machine.home / ".sagemaker").mkdir()
+    (machine.home / ".sagemaker" / "config.yaml").write_text(
+        "local:\n  container_config:\n    shm_size: 1gb\n    ulimits: {memlock: -1}\n"
+    )
+    machine.docker(mode="silent")
+    job = _fit(machine.spec(), shm_size="2gb", grace=1)
+    _await_compose(machine)
+    job.stop()
+    job.wait(timeout=120)
+    services = compose_runs(machine.state)[0]["services"]
+    for service in services.values():
+        assert service["shm_size"] == "2gb" and service["ulimits"] == {"memlock": -1}
+
+
+def test_s3_output_path_is_announced_as_replaced(machine, capfd):
+    machine.docker()
+    job = _fit(machine.spec(SLEEPER, output_path="s3://my-bucket/models"))
+    job.stop()
+    job.wait(timeout=120)
+    err = capfd.readouterr().err
+    assert "output_path s3://my-bucket/models is replaced by" in err
+    assert str(job.job_dir / "output") in err
+
+
+def test_credentials_only_when_asked_and_removed_with_the_job(machine, monkeypatch, capfd):
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIALOCALMODETESTKEY")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
+    machine.docker(mode="silent")
+    job = _fit(machine.spec(), grace=1)
+    _await_compose(machine)
+    assert SECRET not in machine.compose_files()[0].read_text()
+    job.stop()
+    job.wait(timeout=120)
+
+    job = _fit(machine.spec(), grace=1, pass_aws_credentials=True)
+    _await_compose(machine)
+    deadline = time.monotonic() + 30
+    while len(compose_runs(machine.state)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    written = machine.compose_files()
+    assert written and SECRET in written[0].read_text()
+    assert "removed when the job ends" in capfd.readouterr().err
+    job.stop()
+    assert job.wait(timeout=120) is JobStatus.STOPPED
+    assert not written[0].exists()
+    machine.assert_nothing_left()
+
+
+# ---- training through the real toolkit (SDK v2) or v3's drivers -------------------------------
+@needs_containers
+@pytest.mark.parametrize("hosts", [1, 2])
+def test_ddp_trains_and_packs_the_model(machine, hosts):
+    machine.docker()
+    job = _fit(machine.spec(hosts=hosts))
+    status = job.wait(timeout=600)
+    log = job.log_path.read_text()
+    assert status is JobStatus.COMPLETED, f"{job.failure_reason}\n{log[-3000:]}"
+    assert f"all_reduce sum {hosts * (hosts + 1) // 2}" in log
+    model = job.model_artifacts
+    assert model == f"file://{job.job_dir / 'output' / 'model.tar.gz'}"
+    with tarfile.open(model[len("file://") :]) as archive:
+        assert {"model.pt", "ranks.json"} <= set(archive.getnames())
+        ranks = json.load(archive.extractfile("ranks.json"))
+    assert ranks["world"] == hosts
+    machine.assert_nothing_left()
+
+
+@needs_containers
+def test_a_crashing_script_fails_the_job_and_keeps_the_log(machine):
+    machine.docker()
+    script = "import sys\nprint('about to fail', flush=True)\nsys.exit(3)\n"
+    job = _fit(machine.spec(script))
+    assert job.wait(timeout=300) is JobStatus.FAILED
+    assert "docker compose exited with code" in job.failure_reason
+    assert "about to fail" in job.log_path.read_text()
+    machine.assert_nothing_left()
+
+
+def _sdk_stream_output():
+    if LINE == "2":
+        from sagemaker.local.image import _stream_output
+    else:
+        from sagemaker.train.local.local_container import _stream_output
+    return _stream_output
+
+
+def test_an_interrupted_compose_is_not_a_completed_job(capfd):
+    """Compose exits 130 when interrupted; the SDK's own streaming takes that for success."""
+    from smdist.backends.sagemaker_local.sdk_runs import ComposeExit, stream_output
+
+    def interrupted() -> subprocess.Popen:
+        program = "import sys; print('Gracefully stopping...'); sys.exit(130)"
+        return subprocess.Popen(
+            [sys.executable, "-c", program], stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        )
+
+    assert _sdk_stream_output()(interrupted()) == 130  # the SDK: no error, a "completed" job
+    with pytest.raises(ComposeExit, match=r"exited with code 130 \(interrupted\)"):
+        stream_output(interrupted())
+    assert "Gracefully stopping..." in capfd.readouterr().out
