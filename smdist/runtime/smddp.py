@@ -61,12 +61,21 @@ def use_smddp() -> str:
     return _mode
 
 
+def register_stand_in() -> None:
+    """Register the stand-in backend (what the local backend's ``torch_smddp`` does on import)."""
+    global _mode
+    ensure_rendezvous_env()
+    _register_stand_in()
+    _mode = "stand-in"
+
+
 def _import_real_library() -> bool:
     try:
-        importlib.import_module(REAL_MODULE)
+        module = importlib.import_module(REAL_MODULE)
     except ImportError:
         return False
-    return True
+    # The local backend's hosts answer the name with the stand-in (SMDIST_STAND_IN).
+    return not getattr(module, "SMDIST_STAND_IN", False)
 
 
 def _register_stand_in() -> None:
@@ -108,6 +117,8 @@ def _create_process_group(options: Any, backend_options: Any) -> Any:
     if options.group_rank == 0:
         say(
             f"smddp: SageMaker's SMDDP library is not installed here; the smddp backend is a "
-            f"local stand-in running {underlying} collectives over {options.group_size} ranks"
+            f"local stand-in running {underlying} collectives over {options.group_size} ranks "
+            "(not reproduced: SMDDP's own AllReduce algorithms and their speed, "
+            "SMDATAPARALLEL_* settings)"
         )
     return group

@@ -234,15 +234,22 @@ class TorchSageMakerStandIn:
 _stand_in: TorchSageMakerStandIn | None = None
 
 
+def stand_in() -> TorchSageMakerStandIn:
+    """The stand-in (one per process): also what ``torch.sagemaker`` answers on emulated hosts."""
+    global _stand_in
+    if _stand_in is None:
+        _stand_in = TorchSageMakerStandIn()
+    return _stand_in
+
+
 def import_tsm() -> Any:
     """The real ``torch.sagemaker`` when installed, else the (single) stand-in."""
-    global _stand_in
     try:
-        return importlib.import_module(REAL_MODULE)
+        module = importlib.import_module(REAL_MODULE)
     except ImportError:
-        if _stand_in is None:
-            _stand_in = TorchSageMakerStandIn()
-        return _stand_in
+        return stand_in()
+    # On the local backend's hosts the name answers with the stand-in itself (SMDIST_STAND_IN).
+    return stand_in() if getattr(module, "SMDIST_STAND_IN", False) else module
 
 
 def broadcast_module_state(module: Any) -> None:

@@ -185,10 +185,19 @@ def test_ready_scripts_get_a_short_collective_timeout_unless_the_spec_sets_one()
 
 
 def test_smp_v1_grows_the_processes_until_the_partitions_divide_the_world():
-    layout = _layout("smp_v1", cpus=1, hosts=1)  # partitions: 2
+    auto = _plan("smp_v1", strategy={"processes_per_host": "auto"})  # partitions: 2
+    layout = plan_layout(auto, job_name="j", region="r", cpus=1, gpus=[], hosts=1)
     assert layout.processes_per_host == 2
     with pytest.raises(SpecError, match="multiple of the model-parallel degree 2"):
         _layout("smp_v1", hosts=1, processes_per_host=3)
+
+
+def test_an_explicit_processes_per_host_is_kept_and_oversubscribes_with_a_note():
+    layout = _layout("smp_v1", cpus=2, hosts=2)  # processes_per_host: 8, as the user wrote
+    assert layout.processes_per_host == 8
+    assert any("8 as the spec asks, oversubscribing" in note for note in layout.notes)
+    auto = _plan("pytorch_ddp", strategy={"processes_per_host": "auto"})
+    assert plan_layout(auto, job_name="j", region="r", cpus=2, gpus=[]).processes_per_host == 1
 
 
 def test_smp_v2_hybrid_shard_degree_shrinks_to_the_local_world():

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from smdist.backends.local.layout import LocalLayout
+from smdist.backends.local.standins import SITE_DIR as STANDINS_DIR
 from smdist.runtime.container_contract import (
     FRAMEWORK_MODULES,
     HostConfig,
@@ -203,7 +204,10 @@ def host_environment(
         framework_module=FRAMEWORK_MODULES.get(plan.framework),
     )
     environ.update(sm_variables(training_env))
-    python_path = [str(host.code)] + [p for p in environ.get("PYTHONPATH", "").split(":") if p]
+    # The code first, as SageMaker's toolkit puts it; then the stand-ins that answer SageMaker's
+    # library names (smdistributed.*, torch.sagemaker) where the real libraries are absent.
+    python_path = [str(host.code), str(STANDINS_DIR)]
+    python_path += [p for p in environ.get("PYTHONPATH", "").split(":") if p]
     environ.update(
         {
             # Set by SageMaker and the training toolkit besides the SM_* variables.

@@ -122,6 +122,16 @@ def plan_layout(
                 "processes_per_host", "must be at least 1", processes_per_host, "an integer >= 1"
             )
         per_host = processes_per_host
+    elif strategy.requested_processes_per_host() != "auto" and not strategy.one_process_per_gpu:
+        # The rank layout the user wrote is what local testing must exercise: kept, even when
+        # it oversubscribes this machine.
+        per_host = requested
+        if per_host > capacity:
+            what = f"{gpus_per_host} GPU" if gpus_per_host else f"{cpus} CPUs for {host_count}"
+            notes.append(
+                f"processes per host: {per_host} as the spec asks, oversubscribing this machine "
+                f"({what} host{'s' if host_count > 1 and not gpus_per_host else ''})"
+            )
     else:
         per_host = min(requested, capacity)
         if per_host != requested:

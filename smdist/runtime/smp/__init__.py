@@ -66,9 +66,13 @@ REAL_MODULE = "smdistributed.modelparallel.torch"
 def import_smp() -> ModuleType:
     """The real ``smdistributed.modelparallel.torch`` when installed, else the stand-in."""
     try:
-        return importlib.import_module(REAL_MODULE)
+        module = importlib.import_module(REAL_MODULE)
     except ImportError:
+        module = None
+    # On the local backend's hosts the name answers with the stand-in (SMDIST_STAND_IN).
+    if module is None or getattr(module, "SMDIST_STAND_IN", False):
         return importlib.import_module("smdist.runtime.smp.api")
+    return module
 
 
 def using_stand_in(module: ModuleType) -> bool:
