@@ -15,10 +15,11 @@ The script uses the library the way its documentation asks:
 - checkpoints and the final model go through ``smp.save`` (full, not partial, files), written by
   rank 0 after every ``dp_rank() == 0`` rank has gathered the state dict.
 
-Outside SageMaker, ``import_smp()`` supplies smdist's stand-in: every rank keeps the whole
-model and gradients are averaged over all ranks (see ``smdist.runtime.smp``). On GPUs with bf16
-the forward pass runs under bf16 autocast (SMP v1's fp16 mode needs its own loss scaler, so
-fp16 autocast is not used here); TF32 is enabled from Ampere on.
+Outside SageMaker, ``import_smp()`` supplies smdist's stand-in: SMP's ranks and groups, every
+rank keeping the whole model, gradients averaged over the data-parallel group (see
+``smdist.runtime.smp``). On GPUs with bf16 the forward pass runs under bf16 autocast (SMP v1's
+fp16 mode needs its own loss scaler, so fp16 autocast is not used here); TF32 is enabled from
+Ampere on.
 """
 
 from __future__ import annotations

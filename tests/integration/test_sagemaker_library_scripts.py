@@ -42,11 +42,11 @@ def _job(tmp_path: Path, script: str, strategy: dict[str, Any], instance_type: s
 
 def reports(run: Run) -> dict[int, dict[str, Any]]:
     found = {}
-    for line in run.output.splitlines():
-        _, marker, text = line.partition("sm-library ")
-        if marker:
-            report = json.loads(text)
-            found[report["rank"]] = report
+    decoder = json.JSONDecoder()
+    # Ranks share stdout unbuffered: two reports can share a line.
+    for piece in run.output.split("sm-library ")[1:]:
+        report, _ = decoder.raw_decode(piece)
+        found[report["rank"]] = report
     return found
 
 
@@ -80,3 +80,54 @@ def test_smddp_older_api_runs_unchanged(tmp_path):
     assert {r["local_size"] for r in seen.values()} == {2}
     assert sorted(r["local_rank"] for r in seen.values()) == [0, 0, 1, 1]
     assert len({r["weights"] for r in seen.values()}) == 1
+
+
+@pytest.mark.parametrize("placement", ["cluster", "spread"])
+def test_smp_v1_tutorial_script_sees_the_librarys_ranks_and_groups(tmp_path, placement):
+    from smdist.runtime.smp.topology import Topology
+
+    strategy = {
+        "kind": "sdmp",
+        "version": 1,
+        "partitions": 2,
+        "microbatches": 2,
+        "ddp": True,
+        "placement_strategy": placement,
+        "processes_per_host": 2,
+    }
+    job = _job(tmp_path, "smp_v1.py", strategy, "ml.p3.16xlarge")
+    run = smdist_run(job, tmp_path)
+    seen = _completed(run)
+    grid = Topology(world_size=4, pp_size=2, tp_size=1, placement_strategy=placement)
+    for rank, report in seen.items():
+        assert (report["mp_size"], report["dp_size"], report["rdp_size"]) == (2, 2, 2)
+        expected = {
+            "pp_rank": grid.pp_rank(rank),
+            "tp_rank": grid.tp_rank(rank),
+            "dp_rank": grid.dp_rank(rank),
+            "rdp_rank": grid.rdp_rank(rank),
+            "mp_rank": grid.mp_rank(rank),
+        }
+        assert {key: report[key] for key in expected} == expected, (rank, report)
+    # Data sharded by dp_rank: the two pipeline stages of one replica read the same samples,
+    # the two replicas different ones; gradients averaged over the data-parallel group keep
+    # every rank's weights equal.
+    by_replica: dict[int, set] = {}
+    for report in seen.values():
+        by_replica.setdefault(report["dp_rank"], set()).add(tuple(report["first_samples"]))
+    assert all(len(samples) == 1 for samples in by_replica.values())
+    assert len({samples.pop() for samples in by_replica.values()}) == 2
+    assert len({r["weights"] for r in seen.values()}) == 1
+    assert "smp: SageMaker's model parallel library is not installed here" in run.output
+
+
+def test_smp_v2_script_with_tsm_and_fsdp(tmp_path):
+    strategy = {"kind": "sdmp", "version": 2, "hybrid_shard_degree": 2}
+    job = _job(tmp_path, "smp_v2.py", strategy, "ml.p4d.24xlarge")
+    run = smdist_run(job, tmp_path, "--processes-per-host", "2")
+    seen = _completed(run)
+    assert {r["initialized"] for r in seen.values()} == {True}
+    assert {r["hybrid_shard_degree"] for r in seen.values()} == {2}
+    assert {r["tp_size"] for r in seen.values()} == {1}
+    assert {r["shard_group_size"] for r in seen.values()} == {2}  # hybrid: shards of 2, 2 replicas
+    assert "torch.sagemaker: SageMaker's SMP v2 library is not installed here" in run.output

@@ -32,27 +32,37 @@ What the stand-in reproduces:
   ``input_split_axes``, ``smp_slice`` objects), the body run once per microbatch, tensors
   returned as ``StepOutput`` (``reduce_mean``, ``reduce_sum``, ``concat``, ``stack``,
   ``outputs``), gradients averaged over microbatches (``average_grads_across_microbatches``)
-  and over ranks, model calls and ``model.backward`` refused outside a step;
-- ranks and groups (``rank``, ``size``, ``local_rank``, ``local_size``, ``dp_*``, ``rdp_*``,
-  ``mp_*``, ``pp_*``, ``tp_*``, ``get_dp_group``, ``get_mp_group``,
-  ``get_world_process_group``), ``barrier``, ``allgather``, ``broadcast`` / ``recv_from``;
-- ``DistributedModel`` (one per job, parameters broadcast from rank 0, state dicts with the
-  wrapped module's keys, ``local_*`` accessors, post-partition hooks) and
-  ``DistributedOptimizer`` (still a ``torch.optim.Optimizer``, ``local_state_dict``);
-- ``save`` / ``load`` with ``partial=`` (partial files are named ``<f>_<mp_rank>``; string
-  file names only, as in the library); ``is_initialized``, ``state.model``,
-  ``state.optimizer``, ``state.cfg``.
+  and over the data-parallel group, model calls and ``model.backward`` refused outside a step;
+- the topology, as the library assigns it for ``pipeline_parallel_degree`` (``partitions``),
+  ``tensor_parallel_degree`` and ``placement_strategy`` (``cluster`` = ``DPT``, ``spread`` =
+  ``TPD``, or any ordering of D, P, T; ``smdist.runtime.smp.topology``): ``rank``, ``size``,
+  ``local_rank``, ``local_size``, ``dp_*``, ``rdp_*``, ``mp_*``, ``pp_*``, ``tp_*``
+  (``mp_size() == pp_size() * tp_size()``, ``dp_size() == size() // pp_size()``,
+  ``rdp_size() == dp_size() // tp_size()``), ``get_{dp,rdp,mp,pp,tp}_group`` (lists of global
+  ranks, with the library's optional arguments) and ``get_{dp,rdp,mp,pp,tp,world}_process_group``
+  (torch.distributed groups); ``barrier`` / ``*_barrier``, ``allgather``, ``broadcast``,
+  ``send`` and ``recv_from`` over those groups;
+- ``DistributedModel`` (one per job, parameters broadcast from rank 0, gradients averaged over
+  ``get_dp_group()``, state dicts with the wrapped module's keys, ``local_*`` accessors,
+  post-partition hooks) and ``DistributedOptimizer`` (still a ``torch.optim.Optimizer``,
+  ``local_state_dict``);
+- ``save`` / ``load`` with ``partial=`` (partial files are named ``<f>_<mp_rank>``; a full
+  file is written by rank 0 alone; string file names only, as in the library);
+  ``is_initialized``, ``state.model``, ``state.optimizer``, ``state.cfg``.
 
-What it does not reproduce: every rank holds the whole model and is a data-parallel replica
-(``mp_size() == 1``, ``dp_size() == size()``), whatever the configuration asks for. So there is
-no pipeline partitioning across devices (``pipeline_parallel_degree``, ``partitions``,
-``auto_partition``, ``placement_strategy``, interleaved/simple schedules), no tensor
-parallelism (``smp.nn`` distributed modules, ``tensor_parallelism()`` has no effect), no
-activation checkpointing or offloading, no optimizer-state or sharded data parallelism
-(``shard_optimizer_state``, ``sharded_data_parallel_degree``), no fp16 module/optimizer
-wrappers or loss scaling (use torch autocast), no model tracing, no ``save_checkpoint`` /
-``resume_from_checkpoint``, no point-to-point ``send``, and no process groups for the
-model-parallel dimensions. Memory use and speed are those of plain DDP.
+What it does not reproduce: the model is never split. Every rank holds and computes the whole
+model, and its gradients are averaged over its data-parallel group, as SMP averages the
+parameters it does not split. The stages of one pipeline share a ``dp_rank()``, so with data
+sharded by ``dp_rank()`` each data-parallel group sees every shard and all ranks keep the same
+weights; each rank repeats the work the library would spread over its model-parallel group.
+So there is no pipeline partitioning across devices (``auto_partition``, ``smp.partition``,
+interleaved/simple schedules), no tensor parallelism (``smp.nn`` distributed modules,
+``tensor_parallelism()`` has no effect, no reduced-data-parallel averaging of split
+parameters), no activation checkpointing or offloading, no optimizer-state or sharded data
+parallelism (``shard_optimizer_state``, ``sharded_data_parallel_degree``), no fp16
+module/optimizer wrappers or loss scaling (use torch autocast), no model tracing, and no
+``save_checkpoint`` / ``resume_from_checkpoint``. Memory use and speed are those of plain DDP
+with the whole model on every rank.
 """
 
 from __future__ import annotations

@@ -5,9 +5,11 @@ package docstring for what it reproduces and what it does not. This module impor
 import time (its model class is a ``torch.nn.Module``), so only import it where torch is
 installed.
 
-Topology: every rank is a full data-parallel replica. ``dp_size()`` is the world size,
-``mp_size()`` / ``pp_size()`` / ``tp_size()`` are 1, and gradients are averaged over the
-microbatches of a step and then over all ranks (torch DDP underneath).
+Topology: ranks and groups are the library's for the configured ``pipeline_parallel_degree``,
+``tensor_parallel_degree`` and ``placement_strategy`` (``smdist.runtime.smp.topology``), with a
+torch.distributed process group per group, created in the library's order. Every rank still
+computes the whole model; gradients are averaged over the microbatches of a step and then over
+the rank's data-parallel group (torch DDP over ``get_dp_process_group()`` underneath).
 """
 
 from __future__ import annotations
@@ -23,22 +25,29 @@ from smdist.runtime.smp.config import parse_mp_parameters
 from smdist.runtime.smp.microbatches import StepOutput
 from smdist.runtime.smp.model import DistributedModel, DistributedOptimizer
 from smdist.runtime.smp.state import (
-    _ALL_RANK_GROUPS,
     DP_GROUP,
     MP_GROUP,
+    PP_GROUP,
+    RDP_GROUP,
+    TP_GROUP,
     WORLD,
     CommGroup,
     RankType,
     note_once,
     require_init,
+    require_topology,
     state,
 )
 from smdist.runtime.smp.step import step
+from smdist.runtime.smp.topology import Topology
 from smdist.runtime.torch_training import ensure_rendezvous_env, release_before_exit
 
 __all__ = [
     "DP_GROUP",
     "MP_GROUP",
+    "PP_GROUP",
+    "RDP_GROUP",
+    "TP_GROUP",
     "WORLD",
     "CommGroup",
     "DistributedModel",
@@ -55,7 +64,13 @@ __all__ = [
     "get_dp_group",
     "get_dp_process_group",
     "get_mp_group",
+    "get_mp_process_group",
+    "get_pp_group",
+    "get_pp_process_group",
+    "get_rdp_group",
     "get_rdp_process_group",
+    "get_tp_group",
+    "get_tp_process_group",
     "get_world_process_group",
     "init",
     "is_initialized",
@@ -67,17 +82,21 @@ __all__ = [
     "mp_rank",
     "mp_size",
     "partition",
+    "pp_barrier",
     "pp_rank",
     "pp_size",
     "rank",
+    "rdp_barrier",
     "rdp_rank",
     "rdp_size",
     "recv_from",
     "save",
+    "send",
     "size",
     "state",
     "step",
     "tensor_parallelism",
+    "tp_barrier",
     "tp_rank",
     "tp_size",
 ]
@@ -94,19 +113,28 @@ def init(config: dict | str | None = None) -> None:
         release_before_exit(_release_model)
     state.rank, state.size = dist.get_rank(), dist.get_world_size()
     cfg.check_world_size(state.size)
-    state.cfg = cfg
+    topology = Topology(
+        state.size,
+        cfg.pipeline_parallel_degree,
+        cfg.tensor_parallel_degree,
+        cfg.placement_strategy,
+    )
+    state.process_groups = _create_process_groups(topology)
+    state.topology, state.cfg = topology, cfg
     state.local_rank, state.local_size = _local_position()
     note_once(
-        "smp: SageMaker's model parallel library is not installed here; a local stand-in runs "
-        f"every one of the {state.size} ranks as a full data-parallel replica "
+        "smp: SageMaker's model parallel library is not installed here; a local stand-in gives "
+        f"the {state.size} ranks SMP's ranks and groups (dp_size()={topology.dp_size}, "
+        f"pp_size()={topology.pp_size}, tp_size()={topology.tp_size}, placement_strategy="
+        f"{cfg.placement_strategy!r}) but every rank computes the whole model "
         f"(microbatches={cfg.microbatches})"
     )
     if cfg.model_parallel_degree > 1 or cfg.sharded_data_parallel_degree > 1:
         note_once(
             f"smp: pipeline_parallel_degree={cfg.pipeline_parallel_degree}, "
             f"tensor_parallel_degree={cfg.tensor_parallel_degree} and "
-            f"sharded_data_parallel_degree={cfg.sharded_data_parallel_degree} take effect only "
-            "on SageMaker; here mp_size()=1 and dp_size()=size()"
+            f"sharded_data_parallel_degree={cfg.sharded_data_parallel_degree} split the model "
+            "only on SageMaker; here gradients are averaged over each data-parallel group"
         )
     if cfg.unknown:
         note_once(f"smp: unknown SMP parameters ignored: {', '.join(cfg.unknown)}")
@@ -115,6 +143,26 @@ def init(config: dict | str | None = None) -> None:
 def _release_model() -> None:
     state.model = None
     state.optimizer = None
+    state.process_groups = {}
+
+
+def _create_process_groups(topology: Topology) -> dict[CommGroup, dist.ProcessGroup]:
+    """This rank's process group of each kind. Every rank creates every group (new_group is
+    collective), in the library's order: DP, MP, PP, TP, RDP."""
+    everything = {
+        DP_GROUP: topology.dp_groups(),
+        MP_GROUP: topology.mp_groups(),
+        PP_GROUP: topology.pp_groups(),
+        TP_GROUP: topology.tp_groups(),
+        RDP_GROUP: topology.rdp_groups(),
+    }
+    mine: dict[CommGroup, dist.ProcessGroup] = {}
+    for kind, groups in everything.items():
+        for ranks in groups:
+            group = dist.new_group(ranks=ranks)
+            if state.rank in ranks:
+                mine[kind] = group
+    return mine
 
 
 def _local_position() -> tuple[int, int]:
@@ -156,38 +204,85 @@ def local_size() -> int:
     return state.local_size
 
 
-dp_rank = rdp_rank = rank
-dp_size = rdp_size = size
+def dp_rank() -> int:
+    """Rank in the data-parallel group (the ranks holding the same pipeline stage)."""
+    return require_topology("smp.dp_rank()").dp_rank(state.rank)
+
+
+def dp_size() -> int:
+    return require_topology("smp.dp_size()").dp_size
+
+
+def rdp_rank() -> int:
+    """Rank in the reduced data-parallel group (same pipeline stage and tensor slice)."""
+    return require_topology("smp.rdp_rank()").rdp_rank(state.rank)
+
+
+def rdp_size() -> int:
+    return require_topology("smp.rdp_size()").rdp_size
 
 
 def mp_rank() -> int:
-    require_init("smp.mp_rank()")
-    return 0
+    """Rank in the model-parallel group (the ranks holding one model replica)."""
+    return require_topology("smp.mp_rank()").mp_rank(state.rank)
 
 
 def mp_size() -> int:
-    require_init("smp.mp_size()")
-    return 1
+    return require_topology("smp.mp_size()").mp_size
 
 
-pp_rank = tp_rank = mp_rank
-pp_size = tp_size = mp_size
+def pp_rank() -> int:
+    return require_topology("smp.pp_rank()").pp_rank(state.rank)
 
 
-def get_mp_group() -> list[int]:
-    """The ranks holding this rank's model replica: only itself here."""
-    return [rank()]
+def pp_size() -> int:
+    return require_topology("smp.pp_size()").pp_size
 
 
-get_tp_group = get_pp_group = get_mp_group
+def tp_rank() -> int:
+    return require_topology("smp.tp_rank()").tp_rank(state.rank)
 
 
-def get_dp_group() -> list[int]:
-    """The ranks holding replicas of the same partition: all of them here."""
-    return list(range(size()))
+def tp_size() -> int:
+    return require_topology("smp.tp_size()").tp_size
 
 
-get_rdp_group = get_dp_group
+# Groups are lists of global ranks, ordered by rank in the group; the optional arguments name
+# another group of the same kind, as the library's do.
+
+
+def get_dp_group(pp_rank: int | None = None) -> list[int]:
+    """The ranks holding pipeline stage ``pp_rank`` (default: this rank's)."""
+    topology = require_topology("smp.get_dp_group()")
+    return topology.dp_group(topology.pp_rank(state.rank) if pp_rank is None else pp_rank)
+
+
+def get_mp_group(rdp_rank: int | None = None) -> list[int]:
+    """The ranks holding model replica ``rdp_rank`` between them (default: this rank's)."""
+    topology = require_topology("smp.get_mp_group()")
+    return topology.mp_group(topology.rdp_rank(state.rank) if rdp_rank is None else rdp_rank)
+
+
+def get_pp_group(dp_rank: int | None = None) -> list[int]:
+    """The pipeline of the ranks with data-parallel rank ``dp_rank`` (default: this rank's)."""
+    topology = require_topology("smp.get_pp_group()")
+    return topology.pp_group(topology.dp_rank(state.rank) if dp_rank is None else dp_rank)
+
+
+def get_tp_group(pp_rank: int | None = None, rdp_rank: int | None = None) -> list[int]:
+    topology = require_topology("smp.get_tp_group()")
+    return topology.tp_group(
+        topology.pp_rank(state.rank) if pp_rank is None else pp_rank,
+        topology.rdp_rank(state.rank) if rdp_rank is None else rdp_rank,
+    )
+
+
+def get_rdp_group(pp_rank: int | None = None, tp_rank: int | None = None) -> list[int]:
+    topology = require_topology("smp.get_rdp_group()")
+    return topology.rdp_group(
+        topology.pp_rank(state.rank) if pp_rank is None else pp_rank,
+        topology.tp_rank(state.rank) if tp_rank is None else tp_rank,
+    )
 
 
 def get_world_process_group() -> dist.ProcessGroup:
@@ -195,55 +290,119 @@ def get_world_process_group() -> dist.ProcessGroup:
     return dist.group.WORLD
 
 
-get_dp_process_group = get_rdp_process_group = get_world_process_group
+def _process_group(kind: CommGroup) -> dist.ProcessGroup:
+    require_init("smp process groups")
+    return dist.group.WORLD if kind is WORLD else state.process_groups[kind]
+
+
+def get_dp_process_group() -> dist.ProcessGroup:
+    return _process_group(DP_GROUP)
+
+
+def get_mp_process_group() -> dist.ProcessGroup:
+    return _process_group(MP_GROUP)
+
+
+def get_pp_process_group() -> dist.ProcessGroup:
+    return _process_group(PP_GROUP)
+
+
+def get_tp_process_group() -> dist.ProcessGroup:
+    return _process_group(TP_GROUP)
+
+
+def get_rdp_process_group() -> dist.ProcessGroup:
+    return _process_group(RDP_GROUP)
 
 
 # --- communication ------------------------------------------------------------------------
 
+_GROUP_RANKS = {
+    WORLD: lambda: list(range(size())),
+    DP_GROUP: get_dp_group,
+    MP_GROUP: get_mp_group,
+    PP_GROUP: get_pp_group,
+    TP_GROUP: get_tp_group,
+    RDP_GROUP: get_rdp_group,
+}
+_RANK_TYPE_GROUP = {
+    RankType.WORLD_RANK: WORLD,
+    RankType.DP_RANK: DP_GROUP,
+    RankType.MP_RANK: MP_GROUP,
+    RankType.PP_RANK: PP_GROUP,
+    RankType.TP_RANK: TP_GROUP,
+    RankType.RDP_RANK: RDP_GROUP,
+}
 
-def _spans_all(group: CommGroup) -> bool:
+
+def _members(group: CommGroup) -> list[int]:
     require_init("smp communication")
-    return group in _ALL_RANK_GROUPS and state.size > 1
+    return _GROUP_RANKS[group]()
 
 
 def barrier(group: CommGroup = WORLD) -> None:
-    if _spans_all(group):
-        dist.barrier()
+    if len(_members(group)) > 1:
+        dist.barrier(group=_process_group(group))
 
 
 def dp_barrier() -> None:
     barrier(DP_GROUP)
 
 
+def rdp_barrier() -> None:
+    barrier(RDP_GROUP)
+
+
 def mp_barrier() -> None:
     barrier(MP_GROUP)
 
 
+def pp_barrier() -> None:
+    barrier(PP_GROUP)
+
+
+def tp_barrier() -> None:
+    barrier(TP_GROUP)
+
+
 def allgather(obj: Any, group: CommGroup = WORLD) -> list[Any]:
-    if not _spans_all(group):
+    """Every member's ``obj``, in the order of the members' ranks in the group."""
+    members = _members(group)
+    if len(members) == 1:
         return [obj]
-    gathered: list[Any] = [None] * state.size
-    dist.all_gather_object(gathered, obj)
+    gathered: list[Any] = [None] * len(members)
+    dist.all_gather_object(gathered, obj, group=_process_group(group))
     return gathered
 
 
+def _global_rank(peer: int, rank_type: RankType) -> int:
+    members = _members(_RANK_TYPE_GROUP[rank_type])
+    if not 0 <= peer < len(members):
+        raise ValueError(
+            f"rank {peer} of type {rank_type} does not exist: this rank's group of that type "
+            f"has {len(members)} members"
+        )
+    return members[peer]
+
+
+def send(obj: Any, dest_rank: int, rank_type: RankType) -> None:
+    """Send ``obj`` to ``dest_rank`` (counted in ``rank_type``'s group); it calls
+    ``recv_from``."""
+    dist.send_object_list([obj], dst=_global_rank(dest_rank, rank_type))
+
+
 def broadcast(obj: Any, group: CommGroup = WORLD) -> None:
-    """Send ``obj`` to the group; the others receive it with ``recv_from(sender)``."""
-    if _spans_all(group):
-        dist.broadcast_object_list([obj], src=state.rank)
+    """Send ``obj`` to the other members of ``group``; they receive it with ``recv_from``."""
+    for member in _members(group):
+        if member != state.rank:
+            dist.send_object_list([obj], dst=member)
 
 
 def recv_from(src_rank: int, rank_type: RankType = RankType.WORLD_RANK) -> Any:
-    """Receive what ``src_rank`` sent with ``broadcast`` (point-to-point ``send`` is not
-    provided by the stand-in)."""
-    require_init("smp.recv_from()")
-    if rank_type not in (RankType.WORLD_RANK, RankType.DP_RANK, RankType.RDP_RANK):
-        raise ValueError(
-            f"recv_from(rank_type={rank_type}) names a model-parallel rank; the stand-in has no "
-            "model-parallel peers to receive from"
-        )
+    """Receive what ``src_rank`` (counted in ``rank_type``'s group) sent with ``send`` or
+    ``broadcast``."""
     box: list[Any] = [None]
-    dist.broadcast_object_list(box, src=src_rank)
+    dist.recv_object_list(box, src=_global_rank(src_rank, rank_type))
     return box[0]
 
 
@@ -262,11 +421,14 @@ def _file_name(f: Any, partial: bool, what: str) -> str:
 def save(
     obj: Any, f: str, partial: bool = True, pickle_module: Any = None, pickle_protocol: int = 2
 ) -> None:
-    """torch.save; with ``partial=True`` each model-parallel rank writes ``<f>_<mp_rank>``."""
+    """torch.save; with ``partial=True`` each model-parallel rank writes ``<f>_<mp_rank>``, and
+    a full file (``partial=False``) is written by rank 0 alone, as the library does."""
     options: dict[str, Any] = {"pickle_protocol": pickle_protocol}
     if pickle_module is not None:
         options["pickle_module"] = pickle_module
-    torch.save(obj, _file_name(f, partial, "smp.save"), **options)
+    name = _file_name(f, partial, "smp.save")
+    if partial or state.rank == 0:
+        torch.save(obj, name, **options)
 
 
 def load(

@@ -1,5 +1,5 @@
 """The stand-in's ``DistributedModel`` and ``DistributedOptimizer``: torch DDP underneath, with
-gradients averaged over the microbatches of a step and then over all ranks."""
+gradients averaged over the microbatches of a step and then over the data-parallel group."""
 
 from __future__ import annotations
 
@@ -8,14 +8,17 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
+import torch.distributed as dist
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
-from smdist.runtime.smp.state import PARTIAL_KEY, note_once, require_init, state
+from smdist.runtime.smp.state import DP_GROUP, PARTIAL_KEY, note_once, require_init, state
 
 
 class DistributedModel(nn.Module):
-    """``smp.DistributedModel``: the whole model on this rank, gradients averaged over ranks.
+    """``smp.DistributedModel``: the whole model on this rank, gradients averaged over the
+    data-parallel group (``smp.get_dp_group()``), as SMP averages the parameters it does not
+    split.
 
     Call it and its ``backward`` only inside an ``@smp.step`` function, as with the real
     library. Its ``state_dict()`` has the wrapped module's keys, so a saved model loads into
@@ -50,11 +53,15 @@ class DistributedModel(nn.Module):
         self.average_grads_across_microbatches = average_grads_across_microbatches
         self.partitioned = False
         self._post_partition_hooks: dict[int, Callable[[DistributedModel, Any], None]] = {}
+        # DDP starts each data-parallel group from its own first rank; rank 0's weights go to
+        # every rank first, so all replicas start alike.
+        _broadcast_from_rank_zero(module)
         # Kept outside the module registry so parameters are not listed twice.
         options: dict[str, Any] = {} if broadcast_buffers else {"broadcast_buffers": False}
         ddp = DistributedDataParallel(
             module,
             device_ids=[torch.cuda.current_device()] if torch.cuda.is_available() else None,
+            process_group=state.process_groups[DP_GROUP],
             bucket_cap_mb=bucket_cap_mb,
             gradient_as_bucket_view=gradient_as_bucket_view,
             **options,
@@ -137,6 +144,13 @@ class _RemovableHandle:
 
     def remove(self) -> None:
         self._hooks.pop(self.id, None)
+
+
+def _broadcast_from_rank_zero(module: nn.Module) -> None:
+    if dist.get_world_size() > 1:
+        with torch.no_grad():
+            for tensor in [*module.parameters(), *module.buffers()]:
+                dist.broadcast(tensor.data, src=0)
 
 
 def _scaled(values: Any, scale: float) -> Any:

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from smdist.runtime.smp.config import SMPConfig
+from smdist.runtime.smp.topology import Topology
 from smdist.runtime.torch_training import say
 
 if TYPE_CHECKING:
@@ -33,8 +34,6 @@ DP_GROUP = CommGroup.DP_GROUP
 TP_GROUP = CommGroup.TP_GROUP
 PP_GROUP = CommGroup.PP_GROUP
 RDP_GROUP = CommGroup.RDP_GROUP
-# Groups that span all ranks here; the others hold only the calling rank.
-_ALL_RANK_GROUPS = (CommGroup.WORLD, CommGroup.DP_GROUP, CommGroup.RDP_GROUP)
 
 
 class RankType(enum.Enum):
@@ -55,6 +54,9 @@ class _State:
     size: int = 1
     local_rank: int = 0
     local_size: int = 1
+    topology: Topology | None = None
+    # CommGroup -> this rank's torch.distributed group of that kind (WORLD excluded)
+    process_groups: dict[CommGroup, Any] = field(default_factory=dict)
     model: DistributedModel | None = None
     optimizer: torch.optim.Optimizer | None = None
     microbatch: int = 0
@@ -74,6 +76,12 @@ def require_init(what: str) -> SMPConfig:
     if state.cfg is None:
         raise RuntimeError(f"{what} needs smp.init() to be called first")
     return state.cfg
+
+
+def require_topology(what: str) -> Topology:
+    require_init(what)
+    assert state.topology is not None  # set together with cfg by smp.init()
+    return state.topology
 
 
 def note_once(message: str) -> None:

@@ -27,8 +27,9 @@ def step(
     """``@smp.step`` / ``@smp.step(...)``: run the body once per microbatch.
 
     Tensors the body returns come back as ``StepOutput`` (``reduce_mean()``, ``concat()``, ...).
-    Gradients are summed locally over the microbatches and averaged over ranks once, after the
-    last microbatch of the step (every ``backward_passes_per_step`` steps).
+    Gradients are summed locally over the microbatches and averaged over the data-parallel
+    group once, after the last microbatch of the step (every ``backward_passes_per_step``
+    steps).
     """
     if function is None:
         return functools.partial(
