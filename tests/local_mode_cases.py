@@ -11,6 +11,7 @@ nothing and ignores SIGTERM and SIGINT (an image pull that never ends).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import signal
 import subprocess
@@ -22,7 +23,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from fake_docker import compose_runs, install, leftovers, pytorch_training_image
+from fake_docker import calls, compose_runs, install, leftovers, pytorch_training_image
 from fake_docker.support import (
     COMPOSE_VERSIONS,
     PYTORCH_IMAGE,
@@ -70,12 +71,12 @@ class Machine:
         monkeypatch.chdir(self.project)
 
     def docker(self, **options) -> None:
-        options.setdefault("default_image", pytorch_training_image(str(self._python())))
+        options.setdefault("default_image", pytorch_training_image(str(self.python())))
         for name, value in install(self.bin, self.state, **options).items():
             self.monkeypatch.setenv(name, value)
 
     @staticmethod
-    def _python() -> Path:
+    def python() -> Path:
         python = standin_python()
         return python if python.is_file() else Path(sys.executable)
 
@@ -202,6 +203,23 @@ def test_stop_while_compose_is_silent_and_deaf(machine):
     assert compose_runs(machine.state), "compose up never started"
     job.stop()
     assert job.wait(timeout=120) is JobStatus.STOPPED
+    _stopped(job, machine)
+
+
+def test_stop_during_the_sdks_image_pull(machine, moto_server, monkeypatch):
+    """An ECR image not on the machine: the SDK logs in to ECR and runs `docker pull` (minutes
+    in real use) before Compose starts; a stop then ends the pull and the job."""
+    image = dataclasses.replace(pytorch_training_image(str(machine.python())), present=False)
+    machine.docker(default_image=image, pull_seconds=600)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_server.url)  # ECR's login token from moto
+    job = _fit(machine.spec())
+    deadline = time.monotonic() + 60
+    while not any("pull" in argv[:2] for argv in calls(machine.state)):
+        assert time.monotonic() < deadline, "the SDK never pulled the image"
+        time.sleep(0.2)
+    job.stop()
+    assert job.wait(timeout=120) is JobStatus.STOPPED
+    assert compose_runs(machine.state) == []  # Compose never started
     _stopped(job, machine)
 
 
