@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -109,10 +110,34 @@ class Machine:
         assert leftovers(self.state) == NOTHING_LEFT
         assert self.work_dirs() == []
 
+    def close(self) -> None:
+        """Stop any job a failed test left running (its supervisor outlives the test)."""
+        for record in (self.project / ".smdist" / "jobs").glob("*/job.json"):
+            job = json.loads(record.read_text())
+            pid = (job.get("supervisor") or [None])[0]
+            if job.get("status") in ("Completed", "Failed", "Stopped") or pid is None:
+                continue
+            (record.parent / "stop-requested").write_text("stopped by the test's teardown\n")
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and _alive(pid):
+                time.sleep(0.2)
+            if _alive(pid):
+                os.killpg(pid, signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
 
 @pytest.fixture
-def machine(tmp_path, monkeypatch) -> Machine:
-    return Machine(tmp_path, monkeypatch)
+def machine(tmp_path, monkeypatch):
+    made = Machine(tmp_path, monkeypatch)
+    yield made
+    made.close()
 
 
 def _fit(spec: dict, **options):
