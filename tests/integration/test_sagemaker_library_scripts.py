@@ -131,3 +131,14 @@ def test_smp_v2_script_with_tsm_and_fsdp(tmp_path):
     assert {r["tp_size"] for r in seen.values()} == {1}
     assert {r["shard_group_size"] for r in seen.values()} == {2}  # hybrid: shards of 2, 2 replicas
     assert "torch.sagemaker: SageMaker's SMP v2 library is not installed here" in run.output
+
+
+def test_a_code_directory_with_its_own_sitecustomize_keeps_both(tmp_path):
+    """A project that ships a sitecustomize.py: it still runs, and the stand-ins still answer."""
+    job = _job(tmp_path, "smddp_modern.py", SDDP, "ml.p4d.24xlarge", hyperparameters={"steps": 1})
+    (tmp_path / "code" / "sitecustomize.py").write_text(
+        "import sys\nprint('project sitecustomize ran', file=sys.stderr, flush=True)\n"
+    )
+    run = smdist_run(job, tmp_path, "--processes-per-host", "2")
+    _completed(run)
+    assert "project sitecustomize ran" in run.output

@@ -204,9 +204,11 @@ def host_environment(
         framework_module=FRAMEWORK_MODULES.get(plan.framework),
     )
     environ.update(sm_variables(training_env))
-    # The code first, as SageMaker's toolkit puts it; then the stand-ins that answer SageMaker's
-    # library names (smdistributed.*, torch.sagemaker) where the real libraries are absent.
-    python_path = [str(host.code), str(STANDINS_DIR)]
+    # The stand-ins that answer SageMaker's library names (smdistributed.*, torch.sagemaker)
+    # where the real libraries are absent, then the code, as SageMaker's toolkit puts it. The
+    # stand-ins' directory holds only its sitecustomize (which runs the code's own, if the code
+    # has one) and a private package, so being first hides nothing of the code's.
+    python_path = [str(STANDINS_DIR), str(host.code)]
     python_path += [p for p in environ.get("PYTHONPATH", "").split(":") if p]
     environ.update(
         {
