@@ -59,8 +59,9 @@ NOTEBOOKS = (
         "PyTorch DDP with smdist's torchrun launcher",
         "Every host runs smdist's launcher, which starts `torch.distributed.run` with a c10d "
         "rendezvous on the first host (c10d because `max_restarts` asks for restarts; without "
-        "restarts it uses a static one). No `distribution` dict is needed; the training script "
-        "travels as a hyperparameter.",
+        "restarts it uses a static one). No `distribution` dict is needed; the launcher finds "
+        "the training script in the job's environment (`SMDIST_TRAINING_SCRIPT`, like smdist's "
+        "other settings), so the script's arguments are exactly your hyperparameters.",
         "PyTorchDDP",
         'PyTorchDDP(launcher="torchrun", max_restarts=1)',
         "ml.p3.2xlarge",
@@ -166,7 +167,7 @@ _V3_CELL = (
     "    print(f\"SDK v3 is not installed ({found}): pip install 'smdist[sagemaker]'\")\n"
     "else:\n"
     "    try:\n"
-    "        print(repr(spec.strategy.model_trainer_distributed(spec.cluster)))\n"
+    "        print(repr(smdist.model_trainer_distributed(plan)))\n"
     '        if aws_ready and os.environ.get("SMDIST_BUCKET"):\n'
     "            trainer = smdist.model_trainer(\n"
     '                plan, role=os.environ["SMDIST_ROLE"], bucket=os.environ["SMDIST_BUCKET"]\n'
@@ -236,7 +237,7 @@ def cells(nb: Notebook) -> list:
         new_markdown_cell(
             "## Your own SDK calls\n\nIf you write the SageMaker SDK call yourself, the "
             "strategy gives you its argument for either SDK line: `strategy.distribution("
-            "cluster)` for an SDK v2 estimator, `strategy.model_trainer_distributed(cluster)` "
+            "cluster)` for an SDK v2 estimator, `smdist.model_trainer_distributed(plan)` "
             "(or a whole `smdist.model_trainer(plan, ...)`) for SDK v3's `ModelTrainer`."
         ),
         new_code_cell(

@@ -33,6 +33,7 @@ _EXPORTS = {
     "SetupError": "smdist.errors",
     "fit": "smdist.fitting",
     "model_trainer": "smdist.backends.sagemaker.v3",
+    "model_trainer_distributed": "smdist.backends.sagemaker.v3",
 }
 
 __all__ = [
@@ -55,11 +56,12 @@ __all__ = [
     "fit",
     "load",
     "model_trainer",
+    "model_trainer_distributed",
     "plan",
 ]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from smdist.backends.sagemaker.v3 import model_trainer
+    from smdist.backends.sagemaker.v3 import model_trainer, model_trainer_distributed
     from smdist.cluster import Cluster
     from smdist.errors import SetupError, SpecError
     from smdist.fitting import fit

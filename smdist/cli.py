@@ -90,14 +90,17 @@ def plan_command(
         else:
             typer.echo("\n".join(host_view.hosts_text(plan, hosts_count)))
         return
+    from smdist.backends.sagemaker.rendering import sdk_rendering
+
+    rendering = sdk_rendering(plan)  # what the installed SDK line sends
     if as_json:
-        typer.echo(json.dumps(plan.to_dict(), indent=2))
+        typer.echo(json.dumps({**plan.to_dict(), **rendering.to_dict()}, indent=2))
         return
     from rich.console import Console
 
     from smdist.display import plan_renderable
 
-    Console().print(plan_renderable(plan))
+    Console().print(plan_renderable(plan, rendering))
 
 
 @app.command()

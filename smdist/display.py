@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -36,7 +36,7 @@ def summary_rows(plan: Plan) -> list[tuple[str, str]]:
     topo = plan.topology
     rows = [
         ("job", plan.job_name),
-        ("strategy", f"{spec.strategy.kind} ({spec.strategy.launcher_name})"),
+        ("strategy", f"{spec.strategy.kind} ({plan.launch.launcher.description})"),
         ("framework", f"{plan.framework} {spec.code.framework_version or '(SDK default)'}"),
         (
             "cluster",
@@ -62,7 +62,9 @@ def summary_rows(plan: Plan) -> list[tuple[str, str]]:
     return rows
 
 
-def plan_renderable(plan: Plan) -> RenderableType:
+def plan_renderable(plan: Plan, rendering: Any = None) -> RenderableType:
+    """The plan as rich text; ``rendering`` (an ``SdkRendering``): what an SDK line sends,
+    else SDK v2's estimator view."""
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
@@ -73,11 +75,16 @@ def plan_renderable(plan: Plan) -> RenderableType:
     # Text, never markup: a hyperparameter such as "[red]x" is shown as the user wrote it.
     for key, value in summary_rows(plan):
         table.add_row(Text(key), Text(value))
+    argument, value, hyperparameters = "distribution", plan.distribution, plan.wire_hyperparameters
+    if rendering is not None:
+        table.add_row(Text("sdk"), Text(f"{rendering.line}: {rendering.caller}"))
+        argument, value = rendering.launch_argument, rendering.launch_value
+        hyperparameters = rendering.hyperparameters
     parts: list[RenderableType] = [table]
-    parts.append(Text("\ndistribution", style="bold"))
-    parts.append(Text(json.dumps(plan.distribution, indent=2) if plan.distribution else "(none)"))
+    parts.append(Text(f"\n{argument}", style="bold"))
+    parts.append(Text(json.dumps(value, indent=2) if value else "(none)"))
     hps = Table("hyperparameter (wire)", "value", box=None)
-    for key, value in plan.wire_hyperparameters.items():
+    for key, value in hyperparameters.items():
         hps.add_row(Text(key), Text(value))
     parts.append(Text(""))
     parts.append(hps)

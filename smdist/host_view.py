@@ -33,7 +33,13 @@ from smdist.runtime.container_contract import (
     sm_variables,
     training_environment,
 )
-from smdist.runtime.host_commands import TORCHRUN_PORT, HostArguments, Image, host_command
+from smdist.runtime.host_commands import (
+    TORCHRUN_PORT,
+    HostArguments,
+    Image,
+    Launcher,
+    host_command,
+)
 from smdist.runtime.tf_config import build_tf_config
 
 if TYPE_CHECKING:
@@ -119,13 +125,13 @@ def _container_environment(
 ) -> dict[str, str]:
     """What SageMaker and the framework container set besides the SM_* variables."""
     environment = {"TRAINING_JOB_NAME": plan.job_name, "CURRENT_HOST": hosts[index]}
-    launcher = plan.spec.strategy.container_launcher
+    launcher = plan.launch.launcher
     if plan.framework == "pytorch":
         environment.update({"MASTER_ADDR": hosts[0], "MASTER_PORT": str(TORCHRUN_PORT)})
-    if launcher == "torchrun":  # the TorchDistributedRunner's own settings
+    if launcher is Launcher.TORCHRUN:  # the TorchDistributedRunner's own settings
         environment.update({k: v for k, v in efa.items() if k.startswith(("FI_", "RDMAV_"))})
         environment.update({"NCCL_SOCKET_IFNAME": NETWORK_INTERFACE, "NCCL_PROTO": "simple"})
-    if launcher == "tf_config":
+    if launcher.tf_config:
         environment["TF_CONFIG"] = json.dumps(build_tf_config(hosts, hosts[index]))
     return environment
 
@@ -188,7 +194,7 @@ def host_views(plan: Plan, indices: list[int] | None = None) -> list[HostView]:
                 sm_environment=sm,
                 container_environment=_container_environment(plan, hosts, index, efa),
                 job_environment=dict(plan.environment),
-                launcher=launcher,
+                launcher=launcher.value,
                 argv=command.argv,
                 role=command.role,
                 script_arguments=arguments,
@@ -205,7 +211,7 @@ def hosts_document(plan: Plan, limit: int = DEFAULT_SHOWN) -> dict[str, Any]:
     return {
         "job_name": plan.job_name,
         "strategy": plan.spec.strategy.kind,
-        "launcher": plan.spec.strategy.container_launcher,
+        "launcher": plan.launch.launcher.value,
         "instance_type": plan.spec.cluster.instance_type,
         "host_count": count,
         "processes_per_host": plan.topology.processes_per_host,
@@ -266,7 +272,7 @@ def hosts_text(plan: Plan, limit: int = DEFAULT_SHOWN) -> list[str]:
     strategy = plan.spec.strategy
     lines = [
         f"{plan.job_name}: {strategy.kind} on {count} x {plan.spec.cluster.instance_type}, "
-        f"launcher {strategy.container_launcher} ({strategy.launcher_name}), "
+        f"launcher {plan.launch.launcher.value} ({plan.launch.launcher.description}), "
         f"{plan.topology.processes_per_host} process(es) per host",
         "paths and values as in SageMaker's container; <...> is filled in at submit time",
     ]

@@ -7,7 +7,7 @@ runs. Planning is pure — no I/O, no SDK import — and fast enough for 256-hos
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from smdist import catalog, wire
@@ -15,7 +15,7 @@ from smdist.errors import Problem
 from smdist.runtime.host_commands import Launch
 from smdist.runtime.metrics import metric_definitions
 from smdist.spec import JobSpec, as_job_spec
-from smdist.submission import sdk_hyperparameters, tf_model_dir
+from smdist.submission import tf_model_dir, wire_values
 from smdist.topology import Topology
 from smdist.validation import check_or_raise, effective_framework
 
@@ -57,17 +57,14 @@ class Plan:
     spec: JobSpec
     job_name: str
     framework: str
-    program: str  # what SageMaker runs on every host (sagemaker_program)
     entry_point: str  # the user's training script
     source_dir: str | None  # None: smdist's ready entry points
     topology: Topology
-    distribution: dict[str, Any]
+    launch: Launch  # how the container starts the ranks, rendered once by the strategy
+    distribution: dict[str, Any]  # SDK v2's ``distribution`` argument, rendered once
     hyperparameters: dict[str, Any]  # typed, exactly the user's
-    distribution_hyperparameters: dict[str, Any]  # what the SDK derives from ``distribution``
-    wire_hyperparameters: dict[str, str]  # exactly what CreateTrainingJob carries
     environment: dict[str, str]  # the user's, plus smdist's own SMDIST_* settings
     estimator: str
-    estimator_kwargs: dict[str, Any]
     gpus_per_host: int
     cost: Cost
     warnings: list[Problem] = field(default_factory=list)
@@ -77,16 +74,44 @@ class Plan:
         return self.topology.world_size
 
     @property
-    def launch(self) -> Launch:
-        """How SageMaker starts this job's ranks (``Strategy.launch``)."""
-        return self.spec.strategy.launch(self.spec.cluster)
+    def program(self) -> str:
+        """What SageMaker runs on every host (``sagemaker_program``)."""
+        return self.launch.program
+
+    @property
+    def wire_hyperparameters(self) -> dict[str, str]:
+        """What SDK v2's CreateTrainingJob carries, with placeholders for the submit-time
+        values (``bind`` fills them in)."""
+        spec = self.spec
+        mpi = bool(self.launch.toolkit_hyperparameters.get("sagemaker_mpi_enabled"))
+        model_dir = tf_model_dir(spec.output_path, self.job_name, BUCKET_PLACEHOLDER, mpi)
+        return wire.encode_hyperparameters(
+            wire_values(
+                self,
+                job_name=self.job_name,
+                submit_directory=SUBMIT_DIRECTORY_PLACEHOLDER,
+                region=spec.region or REGION_PLACEHOLDER,
+                model_dir=model_dir,
+            )
+        )
+
+    @property
+    def estimator_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for the SDK v2 estimator (``sagemaker.pytorch.PyTorch`` / TF)."""
+        return _estimator_kwargs(self)
+
+    def with_launch(self, launch: Launch) -> Plan:
+        """This plan started another way: the local backend's emulated hosts and counts."""
+        return replace(self, launch=launch)
 
     def to_dict(self) -> dict[str, Any]:
+        """The plan's own values; what an SDK line makes of them (the call, its distribution
+        and hyperparameters) is ``backends.sagemaker.rendering``'s."""
         return {
             "job_name": self.job_name,
             "framework": self.framework,
             "strategy": self.spec.strategy.kind,
-            "launcher": self.spec.strategy.launcher_name,
+            "launcher": self.launch.launcher.value,
             "program": self.program,
             "entry_point": self.entry_point,
             "source_dir": self.source_dir,
@@ -94,11 +119,8 @@ class Plan:
             "instance_count": self.spec.cluster.instance_count,
             "gpus_per_host": self.gpus_per_host,
             "topology": self.topology.to_dict(),
-            "distribution": self.distribution,
-            "hyperparameters": self.wire_hyperparameters,
+            "launch": self.launch.to_dict(),
             "environment": self.environment,
-            "estimator": self.estimator,
-            "estimator_kwargs": self.estimator_kwargs,
             "cost": {
                 "region": self.cost.region,
                 "per_hour": self.cost.per_hour,
@@ -143,45 +165,25 @@ def plan(spec: JobSpec | Any) -> Plan:
     bucket, role and code location) shows as a placeholder until ``Plan.bind``.
     """
     spec = as_job_spec(spec)  # a JobSpec, or a dict of its fields (typed objects or dicts)
-    warnings = check_or_raise(spec)
     strategy, cluster = spec.strategy, spec.cluster
+    launch = strategy.launch(cluster, spec.entry_point)
+    warnings = check_or_raise(spec, launch.toolkit_hyperparameters)
     framework = effective_framework(spec)
-    name = JOB_NAME_PLACEHOLDER.format(name=spec.name)
-    entry_point = spec.entry_point
-    program = strategy.program(entry_point)
-
-    # The script's arguments are exactly the user's hyperparameters (plus what SageMaker adds);
-    # smdist's own settings travel in the environment.
-    hyperparameters: dict[str, Any] = dict(spec.hyperparameters)
-    environment = {**spec.environment, **strategy.smdist_environment(cluster, entry_point)}
-    distribution_hps = strategy.distribution_hyperparameters(cluster)
-    wire_values = {
-        **hyperparameters,
-        **sdk_hyperparameters(
-            program, name, SUBMIT_DIRECTORY_PLACEHOLDER, spec.region or REGION_PLACEHOLDER
-        ),
-        **distribution_hps,
-    }
-    if framework == "tensorflow":
-        mpi = bool(distribution_hps.get("sagemaker_mpi_enabled"))
-        wire_values["model_dir"] = tf_model_dir(spec.output_path, name, BUCKET_PLACEHOLDER, mpi)
-
     info = cluster.info
     return Plan(
         spec=spec,
-        job_name=name,
+        job_name=JOB_NAME_PLACEHOLDER.format(name=spec.name),
         framework=framework,
-        program=program,
-        entry_point=entry_point,
+        entry_point=spec.entry_point,
         source_dir=spec.code.source_dir,
-        topology=_topology(spec),
+        topology=strategy.topology(cluster.instance_count, launch.processes_per_host),
+        launch=launch,
         distribution=strategy.render_distribution(cluster),
-        hyperparameters=hyperparameters,
-        distribution_hyperparameters=distribution_hps,
-        wire_hyperparameters=wire.encode_hyperparameters(wire_values),
-        environment=environment,
+        # The script's arguments are exactly the user's hyperparameters (plus what SageMaker
+        # adds); smdist's own settings travel in the environment.
+        hyperparameters=dict(spec.hyperparameters),
+        environment={**spec.environment, **strategy.smdist_environment(cluster, spec.entry_point)},
         estimator=ESTIMATORS[framework],
-        estimator_kwargs=_estimator_kwargs(spec, program, hyperparameters, environment),
         gpus_per_host=cluster.gpus_per_host,
         cost=Cost(
             info.price_per_hour if info else None,
@@ -193,29 +195,21 @@ def plan(spec: JobSpec | Any) -> Plan:
     )
 
 
-def _topology(spec: JobSpec) -> Topology:
-    cluster = spec.cluster
-    per_host = spec.strategy.resolve_processes_per_host(cluster)
-    return spec.strategy.topology(cluster.instance_count, per_host)
-
-
-def _estimator_kwargs(
-    spec: JobSpec, program: str, hyperparameters: dict[str, Any], environment: dict[str, str]
-) -> dict:
-    """Keyword arguments for the SDK v2 estimator (``sagemaker.pytorch.PyTorch`` / TF)."""
+def _estimator_kwargs(plan: Plan) -> dict[str, Any]:
+    spec = plan.spec
     code, cluster = spec.code, spec.cluster
     kwargs: dict[str, Any] = {
-        "entry_point": program,
+        "entry_point": plan.program,
         "source_dir": code.source_dir,
         "role": spec.role,
         "instance_type": cluster.instance_type,
         "instance_count": cluster.instance_count,
-        "hyperparameters": hyperparameters,
-        "distribution": spec.strategy.render_distribution(cluster) or None,
+        "hyperparameters": plan.hyperparameters,
+        "distribution": plan.distribution or None,
         "max_run": spec.max_run,
         "base_job_name": spec.name,
         "metric_definitions": metric_definitions(),
-        "environment": dict(environment) or None,
+        "environment": dict(plan.environment) or None,
     }
     if code.image_uri:
         kwargs["image_uri"] = code.image_uri

@@ -51,6 +51,21 @@ def tf_model_dir(output_path: str | None, job_name: str, bucket: str, mpi: bool)
     return f"{(base or f's3://{bucket}').rstrip('/')}/{job_name}/model"
 
 
+def wire_values(
+    plan: Plan, *, job_name: str, submit_directory: str, region: str, model_dir: str | None
+) -> dict[str, Any]:
+    """SDK v2's hyperparameters before encoding: the user's, the SDK's own, the toolkit's from
+    the launch, and TensorFlow's ``model_dir``."""
+    values: dict[str, Any] = {
+        **plan.hyperparameters,
+        **sdk_hyperparameters(plan.program, job_name, submit_directory, region),
+        **plan.launch.toolkit_hyperparameters,
+    }
+    if plan.framework == "tensorflow":
+        values["model_dir"] = model_dir
+    return values
+
+
 def submit_directory(isolated: bool, code_uri: str) -> str:
     """``sagemaker_submit_directory`` as the SDK sets it for a job whose code is at code_uri."""
     return ISOLATED_SUBMIT_DIRECTORY if isolated else code_uri
@@ -102,20 +117,18 @@ def bind(
         problems.append(Problem("region", "is needed to submit", region, "e.g. us-west-2"))
     if problems:
         raise SpecError(problems)
-    values: dict[str, Any] = {
-        **plan.hyperparameters,
-        **sdk_hyperparameters(
-            plan.program, job_name, submit_directory(spec.network.isolation, code_uri), region
-        ),
-        **plan.distribution_hyperparameters,
-    }
-    if plan.framework == "tensorflow":
-        if model_dir is None:
-            mpi = bool(plan.distribution_hyperparameters.get("sagemaker_mpi_enabled"))
-            if bucket is None and not mpi and not (spec.output_path or "").startswith("s3://"):
-                raise SpecError([Problem("bucket", "is needed for TensorFlow's model_dir")])
-            model_dir = tf_model_dir(spec.output_path, job_name, bucket or "", mpi)
-        values["model_dir"] = model_dir
+    if plan.framework == "tensorflow" and model_dir is None:
+        mpi = bool(plan.launch.toolkit_hyperparameters.get("sagemaker_mpi_enabled"))
+        if bucket is None and not mpi and not (spec.output_path or "").startswith("s3://"):
+            raise SpecError([Problem("bucket", "is needed for TensorFlow's model_dir")])
+        model_dir = tf_model_dir(spec.output_path, job_name, bucket or "", mpi)
+    values = wire_values(
+        plan,
+        job_name=job_name,
+        submit_directory=submit_directory(spec.network.isolation, code_uri),
+        region=region,
+        model_dir=model_dir,
+    )
     kwargs = dict(plan.estimator_kwargs)
     if role:
         kwargs["role"] = role

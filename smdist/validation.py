@@ -6,6 +6,8 @@ Every check returns ``Problem`` values (errors and warnings) so a user sees all 
 
 from __future__ import annotations
 
+from typing import Any
+
 from smdist import wire
 from smdist.catalog_checks import check_api_limits, check_container
 from smdist.errors import Problem, SpecError
@@ -25,9 +27,10 @@ def effective_framework(spec: JobSpec) -> str:
     return spec.code.framework or spec.strategy.framework
 
 
-def added_hyperparameters(spec: JobSpec) -> dict[str, object]:
-    """What the distribution adds to the user's hyperparameters (before the SDK's own five)."""
-    values: dict[str, object] = dict(spec.strategy.distribution_hyperparameters(spec.cluster))
+def added_hyperparameters(spec: JobSpec, toolkit: dict[str, Any]) -> dict[str, object]:
+    """What the distribution adds to the user's hyperparameters (before the SDK's own five):
+    ``toolkit``, the launch's toolkit hyperparameters."""
+    values: dict[str, object] = dict(toolkit)
     if effective_framework(spec) == "tensorflow":
         values["model_dir"] = None  # the TF estimator adds it; its value is known at submit
     return values
@@ -38,16 +41,20 @@ def added_environment(spec: JobSpec) -> dict[str, str]:
     return spec.strategy.smdist_environment(spec.cluster, spec.entry_point)
 
 
-def check_spec(spec: JobSpec) -> list[Problem]:
+def check_spec(spec: JobSpec, toolkit: dict[str, Any] | None = None) -> list[Problem]:
+    """Every error and warning of ``spec``; ``toolkit``: the toolkit hyperparameters of the
+    plan's launch (rendered here only for a spec that is not being planned)."""
     nul = nul_problems(spec.model_dump(by_alias=True))
     if nul:  # nothing else can be trusted to handle these values
         return nul
+    if toolkit is None:
+        toolkit = spec.strategy.launch(spec.cluster, spec.entry_point).toolkit_hyperparameters
     problems = _check_framework(spec)
     problems += spec.strategy.check(
         spec.cluster, spec.code.framework_version, dict(spec.hyperparameters)
     )
     problems += _check_instance(spec)
-    problems += _check_hyperparameters(spec)
+    problems += _check_hyperparameters(spec, toolkit)
     problems += _check_environment(spec)
     problems += _check_spot_and_pools(spec)
     problems += check_api_limits(spec)
@@ -116,7 +123,7 @@ def _check_instance(spec: JobSpec) -> list[Problem]:
     return []
 
 
-def _check_hyperparameters(spec: JobSpec) -> list[Problem]:
+def _check_hyperparameters(spec: JobSpec, toolkit: dict[str, Any]) -> list[Problem]:
     problems = []
     for name, value in spec.hyperparameters.items():
         path = f"hyperparameters.{name}"
@@ -159,7 +166,7 @@ def _check_hyperparameters(spec: JobSpec) -> list[Problem]:
                     "pass secrets through AWS Secrets Manager or the job's IAM role",
                 )
             )
-    for name, value in spec.strategy.distribution_hyperparameters(spec.cluster).items():
+    for name, value in toolkit.items():
         encoded = wire.encode(value)
         if len(encoded) > wire.MAX_VALUE_LENGTH:
             field = "custom_mpi_options" if name.endswith("custom_mpi_options") else ""
@@ -172,7 +179,7 @@ def _check_hyperparameters(spec: JobSpec) -> list[Problem]:
                     "shorter settings",
                 )
             )
-    added = SDK_HYPERPARAMETER_COUNT + len(added_hyperparameters(spec))
+    added = SDK_HYPERPARAMETER_COUNT + len(added_hyperparameters(spec, toolkit))
     if len(spec.hyperparameters) + added > wire.MAX_HYPERPARAMETERS:
         problems.append(
             Problem(
@@ -300,9 +307,9 @@ def _check_v3_names(spec: JobSpec) -> list[Problem]:
     return unexportable_name_problems(spec.inputs, valid_names, "warning")
 
 
-def check_or_raise(spec: JobSpec) -> list[Problem]:
+def check_or_raise(spec: JobSpec, toolkit: dict[str, Any] | None = None) -> list[Problem]:
     """All checks; raises SpecError on errors, returns the warnings."""
-    return raise_for_errors(check_spec(spec))
+    return raise_for_errors(check_spec(spec, toolkit))
 
 
 __all__ = [

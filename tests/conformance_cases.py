@@ -24,6 +24,11 @@ STRATEGIES: dict[str, tuple[dict[str, Any], dict[str, str], list[tuple[str, int]
         TF,
         [("ml.g5.xlarge", 2), ("ml.c5.2xlarge", 3)],
     ),
+    "parameter-server": (
+        {"kind": "parameter_server"},
+        TF,
+        [("ml.c5.2xlarge", 2), ("ml.g5.xlarge", 3)],
+    ),
     "horovod-pytorch": (
         {"kind": "horovod", "framework": "pytorch", "processes_per_host": 1},
         HOROVOD_PT,

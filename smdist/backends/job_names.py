@@ -12,12 +12,15 @@ import secrets
 import string
 import threading
 import time
+from collections.abc import Callable
+from typing import TypeVar
 
 SUFFIX_LENGTH = 19
 MAX_JOB_NAME = 63
 _ALPHABET = string.digits + string.ascii_lowercase
 _issued: set[str] = set()
 _lock = threading.Lock()
+T = TypeVar("T")
 
 
 def unique_job_name(prefix: str, now: float | None = None) -> str:
@@ -31,3 +34,29 @@ def unique_job_name(prefix: str, now: float | None = None) -> str:
             if name not in _issued:
                 _issued.add(name)
                 return name
+
+
+NAME_ATTEMPTS = 3
+
+
+def name_taken(exc: BaseException) -> bool:
+    """Whether SageMaker refused a CreateTrainingJob because the name is in use."""
+    response = getattr(exc, "response", None) or {}
+    code = response.get("Error", {}).get("Code", "")
+    return code in ("ResourceInUse", "ResourceInUseException") or "already exists" in str(exc)
+
+
+def send_under_fresh_names(prefix: str, bind: Callable[[str], T], send: Callable[[T], None]) -> T:
+    """``bind`` a fresh name and ``send`` it, again under a new name while SageMaker says the
+    name is taken (a name only this process issued can still be another's); returns what was
+    sent."""
+    for attempt in range(NAME_ATTEMPTS):
+        bound = bind(unique_job_name(prefix))
+        try:
+            send(bound)
+        except Exception as exc:
+            if name_taken(exc) and attempt + 1 < NAME_ATTEMPTS:
+                continue
+            raise
+        return bound
+    raise AssertionError("unreachable")  # pragma: no cover

@@ -14,7 +14,6 @@ namespace under their old names, ``smdist_backend`` and so on.
 from __future__ import annotations
 
 import argparse
-import ast
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -35,16 +34,6 @@ def str_to_bool(value: str | bool) -> bool:
     if lowered in _FALSE:
         return False
     raise argparse.ArgumentTypeError(f"expected a boolean (true/false), got {value!r}")
-
-
-def str_to_list(value: str | list) -> list:
-    """Accept ``['a', 'b']`` (how the container renders a list), JSON, or ``a,b``."""
-    if isinstance(value, list):
-        return value
-    text = value.strip()
-    if text.startswith("["):
-        return list(ast.literal_eval(text))
-    return [item.strip() for item in text.split(",") if item.strip()]
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 What the training toolkit's runners start (sagemaker-training 5.x), per launcher:
 
-- ``process`` / ``tf_config``: the program on every host, ``python -- <program> --name value``
+- ``program`` / ``tf_config``: the program on every host, ``python -- <program> --name value``
   (a program that is not a Python script: ``/bin/sh -c "./<program> args"`` in the container);
 - ``torchrun`` (TorchDistributedRunner): ``torchrun`` on every host, with a static rendezvous on
   the first host at port 7777 when there is more than one host;
@@ -27,18 +27,18 @@ Standard library only, Python 3.8+: this module runs inside training images.
 from __future__ import annotations
 
 import argparse
+import enum
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 TORCHRUN_PORT = 7777  # the TorchDistributedRunner's MASTER_PORT
 SMDDP_SERVER_PORT = 7592  # the SMDataParallelRunner's
 GETHOSTNAME_SHIM = "<sagemaker_training gethostname.so>"  # shown where the image path is unknown
-MPI_LAUNCHERS = ("mpirun", "smddp")
-LAUNCHERS = ("process", "tf_config", "torchrun", *MPI_LAUNCHERS)
 # The MPIRunner exports these by name when the launching environment has them.
 CREDENTIALS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
+MPI_PROCESSES_PER_HOST = "sagemaker_mpi_num_of_processes_per_host"  # the MPIRunner's count
 
 # The MPIRunner's mpirun flags after --host and -np.
 _MPI_FLAGS = (
@@ -60,31 +60,100 @@ _SMDDP_FLAGS = (
 )  # fmt: skip
 
 
+class Launcher(str, enum.Enum):
+    """What starts a job's ranks in the training container."""
+
+    PROGRAM = "program"  # the program once per host; it is the rank, or starts them itself
+    TF_CONFIG = "tf_config"  # the program once per host, with the TensorFlow toolkit's TF_CONFIG
+    PARAMETER_SERVER = "parameter_server"  # the TF toolkit: a parameter server, then the program
+    TORCHRUN = "torchrun"  # the TorchDistributedRunner: torchrun on every host
+    MPIRUN = "mpirun"  # the MPIRunner: one mpirun on the first host, across every host
+    SMDDP = "smddp"  # the SMDataParallelRunner: one mpirun, ranks behind smddprun
+
+    @property
+    def description(self) -> str:
+        return _LAUNCHER_DESCRIPTIONS[self]
+
+    @property
+    def uses_mpi(self) -> bool:
+        return self in (Launcher.MPIRUN, Launcher.SMDDP)
+
+    @property
+    def one_program_per_host(self) -> bool:
+        """The container starts the program once on each host (no runner of ranks)."""
+        return self in (Launcher.PROGRAM, Launcher.TF_CONFIG, Launcher.PARAMETER_SERVER)
+
+    @property
+    def tf_config(self) -> bool:
+        return self in (Launcher.TF_CONFIG, Launcher.PARAMETER_SERVER)
+
+
+_LAUNCHER_DESCRIPTIONS = {
+    Launcher.PROGRAM: "the program on every host",
+    Launcher.TF_CONFIG: "the program on every host, with TF_CONFIG",
+    Launcher.PARAMETER_SERVER: "a parameter server and the program on every host, with TF_CONFIG",
+    Launcher.TORCHRUN: "torchrun on every host",
+    Launcher.MPIRUN: "one mpirun across the hosts",
+    Launcher.SMDDP: "one mpirun across the hosts, ranks behind smddprun",
+}
+V3_DRIVERS = ("torchrun", "smdist")  # SDK v3's Torchrun driver, or smdist's own
+
+
 @dataclass(frozen=True)
 class Launch:
-    """How a job starts its ranks: what the plan decides, the same for every caller."""
+    """How a job starts its ranks: rendered once by the strategy into the plan, then read by
+    every caller (the SDK requests, ``smdist plan --hosts``, smdist's v3 driver, the local
+    backend)."""
 
-    launcher: str
+    launcher: Launcher
     hosts: tuple[str, ...]
-    processes_per_host: int
+    processes_per_host: int  # ranks on each host, resolved ("auto" is the instance's GPUs)
     instance_type: str
+    program: str = ""  # what the container runs (sagemaker_program): the script, or a launcher
     efa: bool = False  # the instance type has EFA (FI_PROVIDER=efa, NCCL_PROTO=simple)
     efa_rdma: bool = False  # and its EFA supports RDMA read (FI_EFA_USE_DEVICE_RDMA=1)
     custom_mpi_options: str = ""
-    mp_parameters: dict[str, Any] | None = None  # SMP v1's, which turn on its settings
+    mp_parameters: dict[str, Any] | None = None  # SMP's (v1: they turn on its mpirun settings)
+    # What the toolkit reads to pick and size its runner: the hyperparameters SDK v2 derives
+    # from the ``distribution`` (sagemaker_mpi_enabled, ..., mp_parameters), before encoding.
+    toolkit_hyperparameters: dict[str, Any] = field(default_factory=dict)
+    v3_driver: str = "smdist"  # under SDK v3: its Torchrun driver, or smdist's own driver
     interface: str = "eth0"
 
     def __post_init__(self) -> None:
-        if self.launcher not in LAUNCHERS:
-            raise ValueError(f"unknown launcher {self.launcher!r}; one of {', '.join(LAUNCHERS)}")
+        object.__setattr__(self, "launcher", Launcher(self.launcher))
         object.__setattr__(self, "hosts", tuple(self.hosts))
+        if self.v3_driver not in V3_DRIVERS:
+            raise ValueError(f"unknown v3 driver {self.v3_driver!r}; one of {V3_DRIVERS}")
 
     @property
     def world_size(self) -> int:
         return self.processes_per_host * len(self.hosts)
 
+    def resized(
+        self,
+        hosts: Sequence[str],
+        processes_per_host: int,
+        mp_parameters: dict[str, Any] | None = None,
+    ) -> Launch:
+        """This launch on other hosts and process counts (the local backend's emulated hosts),
+        the toolkit's hyperparameters following: the MPIRunner's process count, SMP's settings."""
+        toolkit = dict(self.toolkit_hyperparameters)
+        if MPI_PROCESSES_PER_HOST in toolkit:
+            toolkit[MPI_PROCESSES_PER_HOST] = processes_per_host
+        if mp_parameters is not None and "mp_parameters" in toolkit:
+            toolkit["mp_parameters"] = mp_parameters
+        return replace(
+            self,
+            hosts=tuple(hosts),
+            processes_per_host=processes_per_host,
+            mp_parameters=self.mp_parameters if mp_parameters is None else mp_parameters,
+            toolkit_hyperparameters=toolkit,
+        )
+
     def to_dict(self) -> dict[str, Any]:
         values = asdict(self)
+        values["launcher"] = self.launcher.value
         values["hosts"] = list(self.hosts)
         return values
 
@@ -316,10 +385,10 @@ def mpi_command(
     environ: Mapping[str, str] = {},  # noqa: B006 - read only
 ) -> MpiCommand:
     """The one mpirun of an MPI launcher (``mpirun`` or ``smddp``)."""
-    if launch.launcher == "smddp":
+    if launch.launcher is Launcher.SMDDP:
         return smddp_command(launch, image, program, arguments)
-    if launch.launcher != "mpirun":
-        raise ValueError(f"{launch.launcher!r} starts no mpirun")
+    if launch.launcher is not Launcher.MPIRUN:
+        raise ValueError(f"{launch.launcher.value!r} starts no mpirun")
     return mpirun_command(
         launch, image, program, arguments, exported_names=exported_names, environ=environ
     )
@@ -345,9 +414,9 @@ def host_command(
 ) -> HostCommand:
     """What host ``index`` starts under the launch (the strategy's contract)."""
     per_host = launch.processes_per_host
-    if launch.launcher in ("process", "tf_config"):
+    if launch.launcher.one_program_per_host:
         return HostCommand(program_command(image, program, arguments.own), "runs the program")
-    if launch.launcher == "torchrun":
+    if launch.launcher is Launcher.TORCHRUN:
         argv = torchrun_command(launch, index, program, arguments.own)
         return HostCommand(argv, f"runs torchrun: {per_host} process(es) on this host")
     if index:

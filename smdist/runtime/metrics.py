@@ -53,23 +53,6 @@ def metric_regex(name: str) -> str:
     return rf"\[metrics\].*?(?:^|\s){re.escape(name)}=({_NUMBER})"
 
 
-def parse_metrics(line: str) -> dict[str, float] | None:
-    """Parse a metric line back into numbers; None when the line is not one."""
-    start = line.find(PREFIX)
-    if start < 0:
-        return None
-    values: dict[str, float] = {}
-    for token in line[start + len(PREFIX) :].split():
-        name, sep, raw = token.partition("=")
-        if not sep:
-            continue
-        try:
-            values[name] = float(raw)
-        except ValueError:
-            continue
-    return values
-
-
 def metric_definitions(names: tuple[str, ...] = STANDARD_METRICS) -> list[dict[str, str]]:
     """SageMaker ``metric_definitions`` matching the lines above."""
     return [{"Name": f"train:{name}", "Regex": metric_regex(name)} for name in names]

@@ -10,9 +10,11 @@ toolkit's way, never smdist's own settings), applies the PyTorch images' host-na
 v3's ``/bin/bash`` entry point skips (``hostname_shim``) and then starts what the toolkit's
 runner would, built by ``host_commands`` from the plan's launch value and this image:
 
-- ``process``: runs the program on every host (smdist's torchrun launcher, for DDP with
+- ``program``: runs the program on every host (smdist's torchrun launcher, for DDP with
   restarts: v3's torchrun driver cannot restart);
 - ``tf_config``: writes ``TF_CONFIG`` (every host a worker, port 8890) and runs the script;
+- ``parameter_server``: the TensorFlow toolkit's steps (``parameter_server_host``): this host's
+  parameter server, the script with the toolkit's TF_CONFIG, the wait for the master;
 - ``mpirun`` / ``smddp``: first each host checks that its image has what the launcher needs
   (``image_prerequisites``: mpirun on the first host, an ssh server on every host of a
   multi-host job) and fails at once, in ``output/failure``, when not; then every host starts
@@ -44,9 +46,10 @@ from .container_contract import (
     sm_variables,
     training_environment,
 )
-from .host_commands import Image, Launch, mpi_command, program_command
+from .host_commands import Image, Launch, Launcher, mpi_command, program_command
 from .hostname_shim import build_dlc_shim, preload, toolkit_shim
 from .image_prerequisites import absent_optional, missing_prerequisites
+from .parameter_server_host import run_host
 from .tf_config import DEFAULT_PORT, build_tf_config
 
 DRIVER_CONFIG = "/opt/ml/input/data/sm_drivers/distributed.json"
@@ -239,20 +242,22 @@ def main() -> int:
         interface=env.get("SM_NETWORK_INTERFACE_NAME", "eth0"),
         instance_type=env.get("SM_CURRENT_INSTANCE_TYPE") or settings["launch"]["instance_type"],
     )
-    if launch.launcher in ("mpirun", "smddp"):
+    if launch.launcher.uses_mpi:
         # First: mpirun may reach this host as soon as its ssh port answers, and the sessions
         # it opens read this file (the ranks get the host-name fix through mpirun's exports).
         publish_environment(env)
     image = image_here(env, apply_hostname_fix(env, current))
-    if launch.launcher == "tf_config":
+    if launch.launcher is Launcher.TF_CONFIG:
         env["TF_CONFIG"] = json.dumps(build_tf_config(hosts, current, DEFAULT_PORT))
-    if launch.launcher in ("process", "tf_config"):
+    if launch.launcher is Launcher.PARAMETER_SERVER:  # the TF toolkit's steps, on this host
+        return run_host(program_command(image, program, arguments), env)
+    if launch.launcher.one_program_per_host:
         return run(program_command(image, program, arguments), env)
-    if launch.launcher not in ("mpirun", "smddp"):
-        print(f"smdist driver: launcher {launch.launcher!r} is not this driver's", flush=True)
+    if not launch.launcher.uses_mpi:
+        print(f"smdist driver: launcher {launch.launcher.value!r} is not this driver's", flush=True)
         return 2
     output_dir = Path(env.get("SM_OUTPUT_DIR") or base / "output")
-    if check_image(launch.launcher, hosts, current, env, output_dir):
+    if check_image(launch.launcher.value, hosts, current, env, output_dir):
         return 1
     sshd = start_sshd()
     try:

@@ -1,4 +1,4 @@
-"""The five distribution strategies, one module each, and the tagged union over them.
+"""The distribution strategies, one module each, and the tagged union over them.
 
 Adding a strategy: one new module and one line in ``STRATEGIES``. SMP (``kind: sdmp``) is itself
 a union of two models, one per library major, chosen by ``version``.
@@ -6,7 +6,7 @@ a union of two models, one per library major, chosen by ``version``.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Union
 
 from pydantic import Field, ValidationError
 
@@ -16,6 +16,7 @@ from smdist.strategies.base import Strategy
 from smdist.strategies.ddp import PyTorchDDP
 from smdist.strategies.horovod import Horovod
 from smdist.strategies.mwms import MWMS
+from smdist.strategies.parameter_server import ParameterServer
 from smdist.strategies.sddp import SDDP
 from smdist.strategies.sdmp import SDMP, AnySMP, ModelParallel, SMPv1, SMPv2
 
@@ -25,10 +26,13 @@ STRATEGIES: dict[str, type[Strategy]] = {
     "pytorch_ddp": PyTorchDDP,
     "sddp": SDDP,
     "sdmp": ModelParallel,
+    "parameter_server": ParameterServer,
 }
-
+# The tagged union a job file's ``strategy`` is read as: every model above, SMP as the union
+# of its two library majors.
+_MODELS = tuple(AnySMP if model is ModelParallel else model for model in STRATEGIES.values())
 AnyStrategy = Annotated[
-    MWMS | Horovod | PyTorchDDP | SDDP | AnySMP,
+    Union[_MODELS],  # noqa: UP007 - built from the registry at run time
     Field(discriminator="kind", description="the distribution strategy, chosen by `kind`"),
 ]
 
@@ -46,6 +50,7 @@ __all__ = [
     "AnyStrategy",
     "Horovod",
     "ModelParallel",
+    "ParameterServer",
     "PyTorchDDP",
     "SMPv1",
     "SMPv2",

@@ -1,9 +1,11 @@
 """What every distribution strategy shares: framework, processes per host, MPI options, checks.
 
 A strategy is a pydantic model that knows the framework it runs with, validates itself against a
-cluster, and renders the SageMaker Python SDK v2 ``distribution`` dict and the wire
-hyperparameters that dict becomes. Cross-field and cluster checks return ``Problem`` values
-(errors and warnings) instead of raising, so a user sees every problem at once.
+cluster, and renders two values, once, for the plan: the ``Launch`` (how the container starts
+the ranks, with the toolkit hyperparameters that pick its runner) and SDK v2's ``distribution``
+argument. Nothing outside planning calls the rendering: every backend reads the plan. Cross-field
+and cluster checks return ``Problem`` values (errors and warnings) instead of raising, so a user
+sees every problem at once.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from smdist import catalog, topology
 from smdist.base import StrictModel
 from smdist.cluster import Cluster
 from smdist.errors import Problem, SpecError
-from smdist.runtime.host_commands import Launch
+from smdist.runtime.host_commands import Launch, Launcher
 from smdist.topology import Topology
 
 Framework = Literal["pytorch", "tensorflow"]
@@ -88,14 +90,8 @@ class Strategy(StrictModel):
 
     frameworks: ClassVar[tuple[str, ...]] = ("pytorch",)
     ready_entry_point: ClassVar[str] = ""
-    launcher_name: ClassVar[str] = "process per host"
-    # How the training container starts the job (the strategy's launch contract):
-    # process (the program once per host), torchrun (on every host), mpirun (one, across the
-    # hosts: the toolkit's MPIRunner), smddp (the SMDataParallelRunner's mpirun), tf_config
-    # (a process per host with TF_CONFIG).
-    container_launcher: ClassVar[str] = "process"
-    # True when the program itself starts the ranks on its host (smdist's torchrun launcher).
-    program_starts_ranks: ClassVar[bool] = False
+    # What starts the ranks in the training container (the strategy's launch contract).
+    container_launcher: ClassVar[Launcher] = Launcher.PROGRAM
     # The strategies that take processes_per_host from the instance's GPUs, always.
     one_process_per_gpu: ClassVar[bool] = False
     # The fields that pick the model when a dump is read back into a JobSpec.
@@ -133,21 +129,30 @@ class Strategy(StrictModel):
     def world_size(self, cluster: Cluster) -> int:
         return self.resolve_processes_per_host(cluster) * cluster.instance_count
 
-    def launch(self, cluster: Cluster) -> Launch:
-        """How SageMaker starts the ranks on ``cluster``: the one value the per-host command
-        builder takes in ``smdist plan --hosts``, smdist's SDK v3 driver and the local backend."""
+    def launch(self, cluster: Cluster, entry_point: str) -> Launch:
+        """How SageMaker starts the ranks of ``entry_point`` on ``cluster``: rendered once, by
+        ``plan``, into ``Plan.launch``."""
         info = cluster.info  # None for a type only botocore knows: no EFA assumed
-        mp_parameters = self.distribution_hyperparameters(cluster).get("mp_parameters")
+        toolkit = self.toolkit_hyperparameters(cluster)
+        mp_parameters = toolkit.get("mp_parameters")
         return Launch(
             launcher=self.container_launcher,
             hosts=tuple(topology.host_names(cluster.instance_count)),
             processes_per_host=self.resolve_processes_per_host(cluster),
             instance_type=cluster.instance_type,
+            program=self.program(entry_point),
             efa=bool(info and info.efa),
             efa_rdma=bool(info and info.efa_rdma),
             custom_mpi_options=getattr(self, "custom_mpi_options", "") or "",
             mp_parameters=dict(mp_parameters) if isinstance(mp_parameters, dict) else None,
+            toolkit_hyperparameters=toolkit,
+            v3_driver=self.v3_driver(),
         )
+
+    def v3_driver(self) -> str:
+        """Under SDK v3: ``torchrun`` (v3's Torchrun driver) or ``smdist`` (smdist's driver,
+        which starts the ranks as the training toolkit does)."""
+        return "smdist"
 
     @property
     def model_parallel_degree(self) -> int:
@@ -158,8 +163,9 @@ class Strategy(StrictModel):
         """Which ranks form which groups, on ``hosts`` x ``processes_per_host`` ranks."""
         return topology.data_parallel(hosts, processes_per_host)
 
-    # ---- rendering -----------------------------------------------------------------------
+    # ---- rendering (read by planning only) ------------------------------------------------
     def render_distribution(self, cluster: Cluster) -> dict[str, Any]:
+        """SDK v2's ``distribution`` argument."""
         raise NotImplementedError
 
     def distribution(self, cluster: Cluster) -> dict[str, Any]:
@@ -169,18 +175,9 @@ class Strategy(StrictModel):
             raise SpecError(errors)
         return self.render_distribution(cluster)
 
-    def model_trainer_distributed(self, cluster: Cluster) -> Any:
-        """The SageMaker Python SDK v3 ``ModelTrainer(distributed=...)`` object, after checks.
-
-        ``Torchrun`` for DDP, ``Torchrun(smp=SMP(...))`` for SMP v2, ``MPI`` for Horovod; needs
-        SDK v3 installed. See ``smdist.backends.sagemaker.v3``.
-        """
-        from smdist.backends.sagemaker.v3 import model_trainer_distributed
-
-        return model_trainer_distributed(self, cluster)
-
-    def distribution_hyperparameters(self, cluster: Cluster) -> dict[str, Any]:
-        """The hyperparameters the SDK derives from ``distribution`` (before JSON encoding)."""
+    def toolkit_hyperparameters(self, cluster: Cluster) -> dict[str, Any]:
+        """The hyperparameters SDK v2 derives from ``distribution`` (before JSON encoding):
+        what the training toolkit reads to pick and size its runner."""
         raise NotImplementedError
 
     def smdist_environment(self, cluster: Cluster, entry_point: str) -> dict[str, str]:

@@ -22,6 +22,7 @@ from pydantic import Field
 from smdist import catalog
 from smdist.cluster import Cluster
 from smdist.errors import Problem
+from smdist.runtime.host_commands import Launcher
 from smdist.strategies.base import ProcessesPerHost, Strategy
 
 LAUNCHER_SCRIPT = "launch_torchrun.py"
@@ -46,18 +47,14 @@ class PyTorchDDP(Strategy):
     ready_entry_point: ClassVar[str] = "pytorch_ddp.py"
 
     @property
-    def launcher_name(self) -> str:  # type: ignore[override]
-        if self.launcher == "torchrun":
-            return "smdist torchrun launcher on every host"
-        return "SageMaker torch_distributed (torchrun)"
+    def container_launcher(self) -> Launcher:  # type: ignore[override]
+        # smdist's launcher is the program, run once per host: it starts torchrun itself.
+        return Launcher.PROGRAM if self.launcher == "torchrun" else Launcher.TORCHRUN
 
-    @property
-    def container_launcher(self) -> str:  # type: ignore[override]
-        return "process" if self.launcher == "torchrun" else "torchrun"
-
-    @property
-    def program_starts_ranks(self) -> bool:  # type: ignore[override]
-        return self.launcher == "torchrun"
+    def v3_driver(self) -> str:
+        # v3's Torchrun driver starts torchrun without --max-restarts: with restarts smdist's
+        # launcher runs on every host instead, started by smdist's driver.
+        return "smdist" if self.max_restarts else "torchrun"
 
     @property
     def one_process_per_gpu(self) -> bool:  # type: ignore[override]
@@ -74,7 +71,7 @@ class PyTorchDDP(Strategy):
             return {}
         return {"torch_distributed": {"enabled": True}}
 
-    def distribution_hyperparameters(self, cluster: Cluster) -> dict[str, Any]:
+    def toolkit_hyperparameters(self, cluster: Cluster) -> dict[str, Any]:
         if self.launcher == "torchrun":
             return {}
         return {

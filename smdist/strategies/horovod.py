@@ -12,6 +12,7 @@ from pydantic import Field
 
 from smdist.cluster import Cluster
 from smdist.errors import Problem
+from smdist.runtime.host_commands import Launcher
 from smdist.strategies.base import MPIOptionsMixin, ProcessesPerHost, Strategy
 from smdist.strategies.neuron import refuse_tensorflow_on_neuron
 
@@ -26,8 +27,7 @@ class Horovod(MPIOptionsMixin, Strategy):
     processes_per_host: ProcessesPerHost = "auto"
 
     frameworks: ClassVar[tuple[str, ...]] = ("pytorch", "tensorflow")
-    launcher_name: ClassVar[str] = "mpirun across hosts"
-    container_launcher: ClassVar[str] = "mpirun"
+    container_launcher: ClassVar[Launcher] = Launcher.MPIRUN
 
     model_config = {"populate_by_name": True}
 
@@ -51,7 +51,7 @@ class Horovod(MPIOptionsMixin, Strategy):
     def render_distribution(self, cluster: Cluster) -> dict[str, Any]:
         return {"mpi": self.mpi_distribution(cluster)}
 
-    def distribution_hyperparameters(self, cluster: Cluster) -> dict[str, Any]:
+    def toolkit_hyperparameters(self, cluster: Cluster) -> dict[str, Any]:
         return mpi_hyperparameters(self.mpi_distribution(cluster))
 
 

@@ -14,6 +14,7 @@ from pydantic import Field, field_validator
 from smdist import catalog
 from smdist.cluster import Cluster
 from smdist.errors import Problem
+from smdist.runtime.host_commands import Launcher
 from smdist.strategies.base import Strategy
 from smdist.strategies.neuron import refuse_tensorflow_on_neuron
 
@@ -32,8 +33,7 @@ class MWMS(Strategy):
 
     frameworks: ClassVar[tuple[str, ...]] = ("tensorflow",)
     ready_entry_point: ClassVar[str] = "tensorflow_mwms.py"
-    launcher_name: ClassVar[str] = "TF_CONFIG, one worker per host"
-    container_launcher: ClassVar[str] = "tf_config"
+    container_launcher: ClassVar[Launcher] = Launcher.TF_CONFIG
 
     @field_validator("communication", mode="before")
     @classmethod
@@ -44,7 +44,7 @@ class MWMS(Strategy):
     def render_distribution(self, cluster: Cluster) -> dict[str, Any]:
         return {"multi_worker_mirrored_strategy": {"enabled": True}}
 
-    def distribution_hyperparameters(self, cluster: Cluster) -> dict[str, Any]:
+    def toolkit_hyperparameters(self, cluster: Cluster) -> dict[str, Any]:
         return {"sagemaker_multi_worker_mirrored_strategy_enabled": True}
 
     def smdist_environment(self, cluster: Cluster, entry_point: str) -> dict[str, str]:

@@ -12,6 +12,7 @@ from typing import Any, ClassVar, Literal
 
 from smdist.cluster import Cluster
 from smdist.errors import Problem
+from smdist.runtime.host_commands import Launcher
 from smdist.strategies.base import MPIOptionsMixin, Strategy, require_library
 
 
@@ -21,8 +22,7 @@ class SDDP(MPIOptionsMixin, Strategy):
     kind: Literal["sddp"] = "sddp"
 
     ready_entry_point: ClassVar[str] = "pytorch_sddp.py"
-    launcher_name: ClassVar[str] = "mpirun + smddprun, one process per GPU"
-    container_launcher: ClassVar[str] = "smddp"
+    container_launcher: ClassVar[Launcher] = Launcher.SMDDP
     one_process_per_gpu: ClassVar[bool] = True
 
     def render_distribution(self, cluster: Cluster) -> dict[str, Any]:
@@ -32,7 +32,7 @@ class SDDP(MPIOptionsMixin, Strategy):
             }
         }
 
-    def distribution_hyperparameters(self, cluster: Cluster) -> dict[str, Any]:
+    def toolkit_hyperparameters(self, cluster: Cluster) -> dict[str, Any]:
         return {
             "sagemaker_distributed_dataparallel_enabled": True,
             "sagemaker_instance_type": cluster.instance_type,

@@ -15,6 +15,7 @@ from pydantic import Field, field_validator
 from smdist import topology
 from smdist.cluster import Cluster
 from smdist.errors import Problem
+from smdist.runtime.host_commands import Launcher
 from smdist.strategies.base import MPIOptionsMixin
 from smdist.strategies.smp_base import ModelParallel, divisors
 from smdist.topology import Topology
@@ -71,8 +72,7 @@ class SMPv1(MPIOptionsMixin, ModelParallel):
     sharded_data_parallel_degree: int | None = Field(None, ge=1)
     horovod: bool | None = Field(None, description="TensorFlow: data parallel via Horovod")
 
-    launcher_name: ClassVar[str] = "mpirun across hosts"
-    container_launcher: ClassVar[str] = "mpirun"
+    container_launcher: ClassVar[Launcher] = Launcher.MPIRUN
 
     @field_validator("placement_strategy")
     @classmethod
@@ -115,7 +115,7 @@ class SMPv1(MPIOptionsMixin, ModelParallel):
             "mpi": self.mpi_distribution(cluster),
         }
 
-    def distribution_hyperparameters(self, cluster: Cluster) -> dict[str, Any]:
+    def toolkit_hyperparameters(self, cluster: Cluster) -> dict[str, Any]:
         from smdist.strategies.horovod import mpi_hyperparameters
 
         values = mpi_hyperparameters(self.mpi_distribution(cluster))

@@ -14,6 +14,7 @@ from pydantic import Field
 from smdist import topology
 from smdist.cluster import Cluster
 from smdist.errors import Problem
+from smdist.runtime.host_commands import Launcher
 from smdist.strategies.smp_base import ModelParallel, divisors
 from smdist.topology import Topology
 
@@ -37,13 +38,15 @@ class SMPv2(ModelParallel):
     expert_parallel_degree: int | None = Field(None, ge=1)
     random_seed: int | None = Field(None, ge=0)
 
-    launcher_name: ClassVar[str] = "SageMaker torch_distributed"
-    container_launcher: ClassVar[str] = "torchrun"
+    container_launcher: ClassVar[Launcher] = Launcher.TORCHRUN
     # In a job file no version means 1, so the schema requires v2's (Python's default is 2).
     model_config = {
         "json_schema_extra": lambda schema: schema.setdefault("required", []).append("version")
     }
     one_process_per_gpu: ClassVar[bool] = True
+
+    def v3_driver(self) -> str:
+        return "torchrun"  # v3's Torchrun(smp=SMP(...))
 
     # ---- rendering -----------------------------------------------------------------------
     def topology(self, hosts: int, processes_per_host: int) -> Topology:
@@ -67,7 +70,7 @@ class SMPv2(ModelParallel):
             "smdistributed": {"modelparallel": self.modelparallel()},
         }
 
-    def distribution_hyperparameters(self, cluster: Cluster) -> dict[str, Any]:
+    def toolkit_hyperparameters(self, cluster: Cluster) -> dict[str, Any]:
         return {
             "mp_parameters": self.parameters(),
             "sagemaker_distributed_dataparallel_enabled": False,

@@ -27,7 +27,7 @@ def test_every_strategy_kind_and_launcher_is_covered():
     kinds = {
         yaml.safe_load((EXAMPLES / f"{job}.yaml").read_text())["strategy"]["kind"] for job in JOBS
     }
-    assert kinds == {"mwms", "horovod", "pytorch_ddp", "sddp", "sdmp"}
+    assert kinds == {"mwms", "horovod", "pytorch_ddp", "sddp", "sdmp", "parameter_server"}
     assert {"pytorch_ddp", "pytorch_ddp_torch_distributed", "smp_v1", "smp_v2"} <= set(JOBS)
 
 
@@ -45,7 +45,7 @@ def test_hyperparameters_are_the_users_plus_sagemakers_own(job, tmp_path, capsys
     users = data.get("hyperparameters", {})
     assert {name: json.loads(sent[name]) for name in users} == users
     tensorflow = "tensorflow" in (data["strategy"].get("framework"), data["strategy"]["kind"])
-    tensorflow = tensorflow or data["strategy"]["kind"] == "mwms"
+    tensorflow = tensorflow or data["strategy"]["kind"] in ("mwms", "parameter_server")
     sagemakers_own = {"model_dir"} if tensorflow else set()
     if data["strategy"]["kind"] == "sdmp":
         sagemakers_own.add("mp_parameters")

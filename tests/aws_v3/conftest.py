@@ -10,19 +10,20 @@ us-west-2, an explicit role ARN and bucket, telemetry off, and v3's IAM role val
 
 from __future__ import annotations
 
-import copy
 import os
 import shutil
-import socket
 import subprocess
-import sys
-import time
-import urllib.request
-from dataclasses import dataclass
+from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
 
 import pytest
+from moto_server import (
+    MotoServer,
+    capture_create_training_job,
+    point_aws_at,
+    running_moto_server,
+)
 
 REGION = "us-west-2"
 ROLE = "arn:aws:iam::123456789012:role/SmdistTestRole"
@@ -57,69 +58,16 @@ def pytest_collection_modifyitems(items):
                 item.add_marker(pytest.mark.skip(reason=SKIP_REASON))
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@dataclass
-class MotoServer:
-    url: str
-    log: Path
-    process: subprocess.Popen
-
-    def reset(self) -> None:
-        request = urllib.request.Request(f"{self.url}/moto-api/reset", method="POST")
-        urllib.request.urlopen(request, timeout=10).read()
-
-
 @pytest.fixture(scope="session")
-def moto_server(tmp_path_factory) -> MotoServer:
-    port = _free_port()
-    log = tmp_path_factory.mktemp("moto") / "server.log"
-    with open(log, "wb") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            urllib.request.urlopen(f"{url}/moto-api/", timeout=2).read()
-            break
-        except OSError:
-            if process.poll() is not None or time.monotonic() > deadline:
-                process.kill()
-                raise RuntimeError(
-                    f"moto server did not start: {log.read_text()[-2000:]}"
-                ) from None
-            time.sleep(0.2)
-    yield MotoServer(url, log, process)
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=10)
+def moto_server(tmp_path_factory) -> Iterator[MotoServer]:
+    with running_moto_server(tmp_path_factory.mktemp("moto")) as server:
+        yield server
 
 
 @pytest.fixture
 def aws(moto_server: MotoServer, monkeypatch, tmp_path) -> MotoServer:
     """Every boto3 client pointed at the moto server; state reset; no user AWS config."""
-    moto_server.reset()
-    for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "SMDIST_ROLE"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
-    monkeypatch.setenv("AWS_REGION", REGION)
-    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_server.url)
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-aws-credentials"))
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    point_aws_at(moto_server, monkeypatch, tmp_path, REGION, ("SMDIST_ROLE",))
     # v3 checks the role with IAM SimulatePrincipalPolicy and GetRole unless told not to.
     monkeypatch.setenv("SAGEMAKER_VALIDATE_ROLE", "false")
     # v3 reads SDK defaults from the user's and the admin's config files; point both at one
@@ -150,12 +98,7 @@ def bucket(boto_session) -> str:
 @pytest.fixture
 def captured_requests(boto_session) -> list[dict]:
     """Every CreateTrainingJob request sent through ``boto_session``, as boto3 sends it."""
-    captured: list[dict] = []
-    boto_session.events.register(
-        "provide-client-params.sagemaker.CreateTrainingJob",
-        lambda params, **_: captured.append(copy.deepcopy(params)),
-    )
-    return captured
+    return capture_create_training_job(boto_session)
 
 
 def s3_objects(boto_session) -> dict[str, int]:

@@ -321,7 +321,7 @@ def test_strategies_v3_cannot_launch_get_smdists_driver(strategy, cluster, launc
             "code": {"image_uri": DLC},
         }
     )
-    distributed = spec.strategy.model_trainer_distributed(spec.cluster)
+    distributed = v3.model_trainer_distributed(plan(spec))
     assert type(distributed).__name__ == "SmdistDriver"
     assert distributed.driver_script == "smdist_driver.py"
     assert (Path(distributed.driver_dir) / "smdist_driver.py").is_file()
@@ -333,10 +333,10 @@ def test_strategies_v3_cannot_launch_get_smdists_driver(strategy, cluster, launc
 
 def test_torchrun_restarts_run_smdists_launcher_not_dropped(aws):
     spec = job_spec("restarts", {"kind": "pytorch_ddp", "max_restarts": 2}, PT, "ml.g5.12xlarge", 2)
-    distributed = v3.model_trainer_distributed(spec.strategy, spec.cluster)
+    distributed = v3.model_trainer_distributed(plan(spec))
     # v3's Torchrun driver has no --max-restarts: smdist's launcher runs on every host instead.
     assert type(distributed).__name__ == "SmdistDriver"
-    assert distributed.launcher == "process"
+    assert distributed.launcher == "program"
     program = json.loads(distributed.toolkit_hyperparameters["sagemaker_program"])
     assert program == "launch_torchrun.py"
 
@@ -357,12 +357,12 @@ def test_distributed_objects_for_users_who_own_their_sdk_calls(aws):
 
     spec = job_spec("own", {"kind": "sdmp", "version": 2, "tensor_parallel_degree": 2}, SMP2,
                     "ml.p4d.24xlarge", 2)  # fmt: skip
-    distributed = v3.model_trainer_distributed(spec.strategy, spec.cluster)
+    distributed = v3.model_trainer_distributed(plan(spec))
     assert isinstance(distributed, Torchrun)
     assert distributed.process_count_per_node == 8
     assert distributed.smp.tensor_parallel_degree == 2
     horovod = job_spec("own", {"kind": "horovod", "processes_per_host": 2}, {}, "ml.g5.12xlarge", 2)
-    mpi = v3.model_trainer_distributed(horovod.strategy, horovod.cluster)
+    mpi = v3.model_trainer_distributed(plan(horovod))
     # Not v3's MPI: its driver passes the per-host count as -np, so ranks stay on one host.
     assert (mpi.launcher, mpi.process_count_per_node) == ("mpirun", 2)
     assert mpi.launch["custom_mpi_options"] == "" and len(mpi.launch["hosts"]) == 2
@@ -376,10 +376,11 @@ def test_each_strategy_offers_its_v3_object_as_it_offers_its_v2_distribution(aws
     spec = job_spec(
         "own", {"kind": "pytorch_ddp", "processes_per_host": 2}, {}, "ml.g5.12xlarge", 2
     )
-    distributed = spec.strategy.model_trainer_distributed(spec.cluster)
+    distributed = v3.model_trainer_distributed(plan(spec))
     assert isinstance(distributed, Torchrun) and distributed.process_count_per_node == 2
     assert spec.strategy.distribution(spec.cluster) == {}  # the v2 side: smdist's launcher
     assert smdist.model_trainer is v3.model_trainer
+    assert smdist.model_trainer_distributed is v3.model_trainer_distributed
 
 
 @pytest.mark.parametrize(

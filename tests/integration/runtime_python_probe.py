@@ -139,7 +139,7 @@ def contract(bundle, work):
     user, _ = cc.split_hyperparameters(cc.decode_hyperparameters(wire))
     results["argv"] = cc.command_line_arguments(user)
     image = host_commands.Image(torch_version="2.0.1")
-    for name in ("mpirun", "smddp", "torchrun", "process"):
+    for name in ("mpirun", "smddp", "torchrun", "program"):
         launch = host_commands.Launch(
             name, HOSTS, 4, "ml.p4d.24xlarge", efa=True, efa_rdma=True,
             custom_mpi_options="-x NCCL_DEBUG=WARN --NCCL_DEBUG INFO -mca btl_tcp_if_include eth0",
@@ -187,7 +187,7 @@ def contract(bundle, work):
         "SM_SOURCE_DIR": bundle,
         "PATH": os.environ.get("PATH", ""),
     }
-    for launch in ("process", "tf_config"):
+    for launch in ("program", "tf_config"):
         settings = {"launcher": launch, "process_count_per_node": 1, "framework": "tensorflow"}
         settings["launch"] = host_commands.Launch(launch, HOSTS, 1, "ml.c5.xlarge").to_dict()
         v3_driver.DRIVER_CONFIG = os.path.join(work, "distributed-" + launch + ".json")

@@ -109,7 +109,7 @@ def test_the_probe_runs_the_contract(reference):
             "--name", "plain text", "--opt", "a=x,b=2"]  # fmt: skip
     assert reference["argv"] == argv
     assert json.loads(reference["sm_variables"]["SM_USER_ARGS"]) == argv
-    for launcher in ("process", "tf_config"):
+    for launcher in ("program", "tf_config"):
         ran = reference[f"driver_{launcher}"]
         assert ran["exit"] == 0 and ran["ran"]["argv"] == ["record.py", *argv]
         assert ran["ran"]["env"]["SM_CURRENT_HOST"] == "algo-2"

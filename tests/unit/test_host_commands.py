@@ -75,7 +75,7 @@ def built(name: str, program: str) -> list[list[str]]:
         )
         if command.argv is not None:
             commands.append(command.argv)
-    if case["launcher"] == "process":
+    if case["launcher"] == "program":
         commands = commands[:1]  # the ProcessRunner's command is the same on every host
     return commands
 

@@ -16,14 +16,7 @@ from smdist.backends.local.launch import (
     local_mpirun,
     map_host_directory,
 )
-from smdist.backends.local.layout import (
-    LOCAL_COLLECTIVE_TIMEOUT,
-    MPIRUN,
-    PROCESS,
-    SMDDP,
-    TORCHRUN,
-    plan_layout,
-)
+from smdist.backends.local.layout import LOCAL_COLLECTIVE_TIMEOUT, plan_layout
 from smdist.backends.local.logs import attribute
 from smdist.backends.local.proctree import program_name
 from smdist.backends.local.ssh_stand_in import split_ssh_arguments
@@ -39,7 +32,7 @@ from smdist.runtime.container_contract import (
     sm_variables,
     training_environment,
 )
-from smdist.runtime.host_commands import program_command
+from smdist.runtime.host_commands import Launcher, program_command
 from smdist.spec import JobSpec, load
 
 REFERENCE = Path(__file__).resolve().parents[1] / "fixtures" / "sagemaker_training_env.json"
@@ -133,14 +126,14 @@ def _layout(example: str, cpus: int = 2, gpus=(), **options):
 @pytest.mark.parametrize(
     ("example", "launcher"),
     [
-        ("pytorch_ddp", PROCESS),
-        ("mwms", PROCESS),
-        ("pytorch_ddp_torch_distributed", TORCHRUN),
-        ("smp_v2", TORCHRUN),
-        ("smp_v1", MPIRUN),
-        ("sddp", SMDDP),
-        ("horovod_pytorch", MPIRUN),
-        ("horovod_tensorflow", MPIRUN),
+        ("pytorch_ddp", Launcher.PROGRAM),
+        ("mwms", Launcher.TF_CONFIG),
+        ("pytorch_ddp_torch_distributed", Launcher.TORCHRUN),
+        ("smp_v2", Launcher.TORCHRUN),
+        ("smp_v1", Launcher.MPIRUN),
+        ("sddp", Launcher.SMDDP),
+        ("horovod_pytorch", Launcher.MPIRUN),
+        ("horovod_tensorflow", Launcher.MPIRUN),
     ],
 )
 def test_each_distribution_gets_the_launcher_its_container_uses(example, launcher):
@@ -220,9 +213,8 @@ def test_mpirun_gives_each_host_its_directory_and_the_launching_hosts_values(tmp
         "SMDIST_LOCAL_HOSTS": json.dumps({"algo-1": {"base": str(hosts[0].base), "gpus": ""}}),
     }
     host_arguments = [["--epochs", "1"], ["--epochs", "1", "--model_dir", str(hosts[1].model)]]
-    job = _plan("smp_v1")
     command = local_mpirun(
-        local_launch(job, layout, ["algo-1", "algo-2"]), local_image("py"), hosts, main_env,
+        local_launch(layout, ["algo-1", "algo-2"]), local_image("py"), hosts, main_env,
         host_arguments, program="train.py", ssh=Path("/x/ssh"), host_gpus=layout.host_gpus,
     )  # fmt: skip
     contexts = " ".join(command).split(" : ")
@@ -331,7 +323,7 @@ def test_smddp_mpirun_exports_exactly_the_data_parallel_runners_variables(tmp_pa
         "SM_RESOURCE_CONFIG": json.dumps({"current_instance_type": "ml.p4d.24xlarge"}),
         "PATH": "/usr/bin",
     }
-    launch = local_launch(_plan("sddp"), layout, ["algo-1", "algo-2"])
+    launch = local_launch(layout, ["algo-1", "algo-2"])
     command = local_mpirun(
         launch, local_image("py"), hosts, main_env, [["--a", "1"], ["--a", "1"]],
         program="train.py", ssh=Path("/x/ssh"), host_gpus=layout.host_gpus,
@@ -385,5 +377,5 @@ def test_a_local_run_says_it_does_not_install_requirements_txt(tmp_path):
 def test_emulated_hosts_get_no_efa_settings_whatever_the_instance_type():
     job = _plan("sddp")  # ml.p4d.24xlarge: EFA with RDMA read on SageMaker
     assert (job.launch.efa, job.launch.efa_rdma) == (True, True)
-    local = local_launch(job, _layout("sddp", hosts=2, processes_per_host=1), ["a", "b"])
+    local = local_launch(_layout("sddp", hosts=2, processes_per_host=1), ["a", "b"])
     assert (local.efa, local.efa_rdma, local.interface) == (False, False, "lo")

@@ -88,10 +88,13 @@ def test_request_runs_sm_train_sh_from_content_addressed_channels():
     assert digest != v3_request.drivers_digest(
         job_plan, "3.28.0", "s3://b/smdist/source/abc/sourcedir.tar.gz"
     )
+    submission = job_plan.bind(
+        job_name="v3-unit-1", region="us-west-2", bucket="b", role="arn:aws:iam::1:role/r",
+        code_uri="s3://b/smdist/source/abc/sourcedir.tar.gz",
+    )  # fmt: skip
     request = v3_request.create_training_job_request(
-        job_plan, job_name="v3-unit-1", role="arn:aws:iam::1:role/r", bucket="b",
-        image="img", code_uri="s3://b/smdist/source/abc/sourcedir.tar.gz",
-        drivers=v3_request.drivers_uri("b", digest), metric_definitions=[],
+        submission, image="img", drivers=v3_request.drivers_uri("b", digest),
+        metric_definitions=[],
     )  # fmt: skip
     algorithm = request["AlgorithmSpecification"]
     assert algorithm["ContainerEntrypoint"] == ["/bin/bash"]

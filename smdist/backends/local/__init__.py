@@ -41,7 +41,7 @@ from smdist.backends.local.hosts import (
     make_hosts,
 )
 from smdist.backends.local.launch import HostCommand, prepare_commands
-from smdist.backends.local.layout import MPI_LAUNCHERS, LocalLayout, plan_layout
+from smdist.backends.local.layout import LocalLayout, plan_layout
 from smdist.backends.local.logs import ConsoleView, JobLog
 from smdist.backends.local.logs import follow as follow_log
 from smdist.backends.local.network import choose_host_names
@@ -206,7 +206,7 @@ class LocalJob:
         self.log = log = JobLog(self.job_dir / "logs", names.names)
         spec = plan.spec
         log.note(
-            f"[prepare] job {self.name}: {spec.strategy.kind} ({spec.strategy.launcher_name}), "
+            f"[prepare] job {self.name}: {spec.strategy.kind} ({layout.launcher.description}), "
             f"{layout.hosts} host{'s' if layout.hosts > 1 else ''} x "
             f"{layout.processes_per_host} process{'es' if layout.processes_per_host > 1 else ''}"
             f" emulating {spec.cluster.instance_type}; directory {self.job_dir}"
@@ -293,7 +293,7 @@ class LocalJob:
                 max_run=max_run,
                 stall_timeout=self.options.stall_timeout,
                 stop_file=self.job_dir / local_processes.STOP_FILE,
-                single_launcher=self.layout.launcher in MPI_LAUNCHERS,
+                single_launcher=self.layout.launcher.uses_mpi,
             )
             if self._stop_early:
                 supervisor.request_stop()
@@ -350,7 +350,7 @@ class LocalJob:
             said = tuple(local_failure.rank_lines(lines, main, None))
             return JobStatus.FAILED, reason, local_failure.Failure(main, None, None, None, said)
         # Under one launcher (mpirun) for every host, any host's ranks may hold the cause.
-        single_launcher = self.layout.launcher in MPI_LAUNCHERS
+        single_launcher = self.layout.launcher.uses_mpi
         failure = local_failure.diagnose(
             lines, outcome.exit_codes, outcome.failed_hosts, single_launcher
         )

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,6 +31,8 @@ from smdist.runtime.container_contract import (
     sm_variables,
     training_environment,
 )
+from smdist.runtime.host_commands import Launcher
+from smdist.runtime.parameter_server_host import ADDRESSES_ENV as PS_ADDRESSES_ENV
 from smdist.runtime.settings import LOCAL_JOB
 
 if TYPE_CHECKING:
@@ -163,10 +165,11 @@ class JobSettings:
     region: str
     token: str
     master_port: int
-    tf_ports: list[int]
+    tf_ports: list[int]  # each host's TF_CONFIG task port (the container's 2222 or 8890)
     names_environment: dict[str, str]
     base_environment: dict[str, str]
     cpus: int
+    ps_ports: list[int] = field(default_factory=list)  # each host's parameter server port
 
 
 def host_config(
@@ -243,7 +246,18 @@ def host_environment(
         environ.setdefault("NCCL_SOCKET_IFNAME", NETWORK_INTERFACE)
         environ.setdefault("NCCL_IB_DISABLE", "1")
         environ.setdefault("NCCL_DEBUG", "WARN")
-    if layout.tf_config:
+    if layout.launcher is Launcher.PARAMETER_SERVER:
+        # The TF toolkit's addresses (host:2222, host:2223) with a free port for each: every
+        # task binds 0.0.0.0:<port> (parameter_server_host writes TF_CONFIG from them).
+        environ[PS_ADDRESSES_ENV] = json.dumps(
+            {
+                name: [f"{name}:{task_port}", f"{name}:{ps_port}"]
+                for name, task_port, ps_port in zip(
+                    hosts, settings.tf_ports, settings.ps_ports, strict=True
+                )
+            }
+        )
+    if layout.launcher is Launcher.TF_CONFIG:
         # The SageMaker TensorFlow container writes TF_CONFIG for MultiWorkerMirroredStrategy:
         # every host a worker. Each worker binds 0.0.0.0:<port>, so each gets its own port.
         environ["TF_CONFIG"] = json.dumps(

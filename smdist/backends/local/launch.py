@@ -54,13 +54,14 @@ from smdist.backends.local.hosts import (
     write_config,
     write_environment_files,
 )
-from smdist.backends.local.layout import MPI_LAUNCHERS, SMDDP, TORCHRUN, LocalLayout
+from smdist.backends.local.layout import LocalLayout
 from smdist.backends.local.network import free_ports
 from smdist.backends.local.setup import job_region
 from smdist.backends.local.ssh_stand_in import HOSTS_VARIABLE
 from smdist.runtime.host_commands import (
     Image,
     Launch,
+    Launcher,
     mpi_command,
     program_command,
     torchrun_command,
@@ -71,6 +72,7 @@ if TYPE_CHECKING:
     from smdist.planning import Plan
 
 MPI_TAGS = "mpirun"
+PARAMETER_SERVER_HOST = "smdist.runtime.parameter_server_host"
 SSH_STAND_IN = Path(__file__).with_name("ssh_stand_in.py")
 
 
@@ -97,15 +99,13 @@ def local_image(python: str) -> Image:
     )  # fmt: skip
 
 
-def local_launch(plan: Plan, layout: LocalLayout, names: list[str]) -> Launch:
-    """The plan's launch on the emulated hosts: their names, the local process count and
-    launcher, loopback as the network interface, and no EFA: the hosts share this machine,
-    whatever the instance type (forced EFA settings make libfabric fail where it is absent)."""
+def local_launch(layout: LocalLayout, names: list[str]) -> Launch:
+    """The layout's launch on the emulated hosts: their names, loopback as the network
+    interface, and no EFA: the hosts share this machine, whatever the instance type (forced EFA
+    settings make libfabric fail where it is absent)."""
     return replace(
-        plan.launch,
-        launcher=layout.launcher,
+        layout.launch,
         hosts=tuple(names),
-        processes_per_host=layout.processes_per_host,
         interface=NETWORK_INTERFACE,
         efa=False,
         efa_rdma=False,
@@ -128,7 +128,7 @@ def prepare_commands(
     python: str,
 ) -> list[HostCommand]:
     """Each host's config files and environment, then the commands that start the job."""
-    ports = free_ports(1 + layout.hosts)
+    ports = free_ports(1 + 2 * layout.hosts)
     hosts_file = job_dir / "nss_hosts"
     hosts_file.write_text(names.hosts_file_text())
     settings = JobSettings(
@@ -136,7 +136,8 @@ def prepare_commands(
         region=job_region(plan),
         token=token,
         master_port=ports[0],
-        tf_ports=ports[1:],
+        tf_ports=ports[1 : 1 + layout.hosts],
+        ps_ports=ports[1 + layout.hosts :],
         names_environment=names.environment(hosts_file),
         base_environment={**clean_environment(os.environ), TOKEN_VARIABLE: token},
         cpus=os.cpu_count() or 1,
@@ -147,7 +148,7 @@ def prepare_commands(
         write_config(host, config)
         environments.append(host_environment(plan, layout, host, names.names, config, settings))
     return build_commands(
-        local_launch(plan, layout, [host.name for host in hosts]),
+        local_launch(layout, [host.name for host in hosts]),
         layout,
         hosts,
         environments,
@@ -172,7 +173,7 @@ def build_commands(
     names = [host.name for host in hosts]
     rank_hosts = [name for name in names for _ in range(layout.processes_per_host)]
     image = local_image(python)
-    if launch.launcher in MPI_LAUNCHERS:
+    if launch.launcher.uses_mpi:
         main_env = dict(environments[0])
         files = write_environment_files(bin_dir, hosts, environments)
         main_env[HOSTS_VARIABLE] = hosts_mapping(hosts, layout.host_gpus, files)
@@ -193,12 +194,19 @@ def build_commands(
     commands = []
     for host, env in zip(hosts, environments, strict=True):
         arguments = _script_arguments(env)
-        if launch.launcher == TORCHRUN:
+        if launch.launcher is Launcher.TORCHRUN:
             argv = torchrun_command(
                 launch, host.index, program, arguments,
                 torchrun=(python, "-m", "torch.distributed.run"), port=master_port,
                 always_rendezvous=True,  # a free port, even for one host: jobs run side by side
             )  # fmt: skip
+        elif launch.launcher is Launcher.PARAMETER_SERVER:  # the TF toolkit's steps
+            argv = [
+                python,
+                "-m",
+                PARAMETER_SERVER_HOST,
+                *program_command(image, program, arguments),
+            ]
         else:
             argv = program_command(image, program, arguments)
         commands.append(HostCommand(host, argv, env, host.code))
@@ -292,7 +300,7 @@ def local_mpirun(
     if "--oversubscribe" not in flags:  # the SMDataParallelRunner's flags have it
         flags = ["--oversubscribe", *flags]  # the emulated hosts share this machine's cores
     command = ["mpirun", "--host", commands[0].host_list, *flags, *_emulation_flags(ssh)]
-    if launch.launcher == SMDDP:  # the SMDataParallelRunner exports no SM_* variable
+    if launch.launcher is Launcher.SMDDP:  # the SMDataParallelRunner exports no SM_* variable
         per_host_exports = [exports] * len(hosts)
     else:
         per_host_exports = [

@@ -6,20 +6,22 @@ capped by what the machine can hold (``processes_per_host`` overrides), and sett
 need GPUs fall back to their CPU equivalents when the emulated hosts get none. Every change is
 one line in ``notes``, so the same spec file serves both places and nothing changes silently.
 
-The wire hyperparameters and smdist's ``SMDIST_*`` settings are adapted here, once, for all
-hosts: the job name and region and the process counts the launchers read, the collective
-backend, SMP degrees that no longer divide the smaller world, and a short collective timeout
-for the ready scripts so that a hung rank fails the job instead of blocking it for half an hour.
+The plan's launch is resized here, once, for all hosts (``Launch.resized``: the emulated hosts,
+the local process count, SMP settings that no longer fit the smaller world), and the plan is
+bound with it, so the wire hyperparameters follow from the same value as on SageMaker. smdist's
+``SMDIST_*`` settings are adapted too: the process count smdist's launcher reads, the collective
+backend, and a short collective timeout for the ready scripts so that a hung rank fails the
+job instead of blocking it for half an hour.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from smdist.errors import Problem, SpecError
+from smdist.runtime.host_commands import Launch, Launcher
 from smdist.strategies import SMPv2
 from smdist.submission import CONTAINER_MODEL_DIR
 
@@ -28,9 +30,7 @@ if TYPE_CHECKING:
 
 # Seconds a collective may block in the ready scripts when the spec sets no collective_timeout.
 LOCAL_COLLECTIVE_TIMEOUT = 120
-PROCESS, TORCHRUN, MPIRUN, SMDDP = "process", "torchrun", "mpirun", "smddp"
 CONTAINER_CODE_URI = "file:///opt/ml/code"
-MPI_LAUNCHERS = (MPIRUN, SMDDP)  # one mpirun across the hosts
 
 
 def local_gpus() -> list[str]:
@@ -45,23 +45,23 @@ def local_gpus() -> list[str]:
     return [str(index) for index in range(count)]
 
 
-def launcher_for(plan: Plan) -> str:
-    """How the SageMaker container starts this strategy: the strategy's launch contract."""
-    launcher = plan.spec.strategy.container_launcher
-    return {"tf_config": PROCESS}.get(launcher, launcher)
-
-
 @dataclass(frozen=True)
 class LocalLayout:
     hosts: int
-    processes_per_host: int  # training processes on each host
     gpus_per_host: int  # 0: the hosts run on CPU
     host_gpus: list[list[str]]  # CUDA_VISIBLE_DEVICES of each host
-    launcher: str
-    tf_config: bool  # MultiWorkerMirroredStrategy: TF_CONFIG per host
+    launch: Launch  # the plan's, on the emulated hosts
     wire_hyperparameters: dict[str, str]
     environment: dict[str, str]  # the plan's (the user's and smdist's SMDIST_* settings)
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def launcher(self) -> Launcher:
+        return self.launch.launcher
+
+    @property
+    def processes_per_host(self) -> int:  # training processes on each host
+        return self.launch.processes_per_host
 
     @property
     def world_size(self) -> int:
@@ -102,19 +102,18 @@ def plan_layout(
             f"emulating {host_count} host{'s' if host_count > 1 else ''} "
             f"(the spec's cluster has {spec.cluster.instance_count})"
         )
-    launcher = launcher_for(plan)
+    launcher = plan.launch.launcher
     gpus_per_host = len(gpus) // host_count
     host_gpus = [gpus[i * gpus_per_host : (i + 1) * gpus_per_host] for i in range(host_count)]
 
     requested = plan.topology.processes_per_host
     capacity = gpus_per_host if gpus_per_host else max(1, cpus // host_count)
-    single_process = launcher == PROCESS and not _has_torchrun_launcher(plan)
-    if single_process:
+    if launcher.tf_config:  # one TensorFlow worker per host
         per_host = 1
         if processes_per_host not in (None, 1):
             notes.append(
-                f"processes per host: 1 ({strategy.launcher_name} starts one process on each "
-                f"host; --processes-per-host {processes_per_host} does not apply)"
+                f"processes per host: 1 ({launcher.description}: one worker on each host; "
+                f"--processes-per-host {processes_per_host} does not apply)"
             )
     elif processes_per_host is not None:
         if processes_per_host < 1:
@@ -150,26 +149,22 @@ def plan_layout(
             f"{plan.gpus_per_host} GPU{'s' if plan.gpus_per_host > 1 else ''} per host; here they "
             f"run on CPU with CPU equivalents ({collectives} collectives, fp32)"
         )
-    wire = _adapt_hyperparameters(
-        plan, job_name, region, per_host, host_count * per_host, gpus_per_host, notes
+    world = host_count * per_host
+    mp_parameters = plan.launch.mp_parameters
+    if mp_parameters is not None:
+        mp_parameters = _adapt_mp_parameters(mp_parameters, plan, world, gpus_per_host, notes)
+    launch = plan.launch.resized(
+        [f"algo-{index + 1}" for index in range(host_count)], per_host, mp_parameters
     )
-    environment = _adapt_environment(plan, per_host, gpus_per_host, notes)
     return LocalLayout(
         hosts=host_count,
-        processes_per_host=per_host,
         gpus_per_host=gpus_per_host,
         host_gpus=host_gpus,
-        launcher=launcher,
-        tf_config=strategy.container_launcher == "tf_config",
-        wire_hyperparameters=wire,
-        environment=environment,
+        launch=launch,
+        wire_hyperparameters=_bound_hyperparameters(plan.with_launch(launch), job_name, region),
+        environment=_adapt_environment(plan, per_host, gpus_per_host, notes),
         notes=notes,
     )
-
-
-def _has_torchrun_launcher(plan: Plan) -> bool:
-    """smdist's torchrun launcher: one process per host that starts the ranks itself."""
-    return plan.spec.strategy.program_starts_ranks
 
 
 def _fit_model_parallel(
@@ -200,16 +195,9 @@ def _fit_model_parallel(
     return grown
 
 
-def _adapt_hyperparameters(
-    plan: Plan,
-    job_name: str,
-    region: str,
-    per_host: int,
-    world: int,
-    gpus_per_host: int,
-    notes: list[str],
-) -> dict[str, str]:
-    # Bound as on SageMaker, with the container's own paths; each host's stand in for them.
+def _bound_hyperparameters(plan: Plan, job_name: str, region: str) -> dict[str, str]:
+    """The wire hyperparameters, bound as on SageMaker with the container's own paths (each
+    host's directories stand in for them)."""
     submission = plan.bind(
         job_name=job_name,
         region=region,
@@ -218,16 +206,7 @@ def _adapt_hyperparameters(
         code_uri=CONTAINER_CODE_URI,
         model_dir=CONTAINER_MODEL_DIR if plan.framework == "tensorflow" else None,
     )
-    wire = dict(submission.wire_hyperparameters)
-    if "sagemaker_mpi_num_of_processes_per_host" in wire:
-        wire["sagemaker_mpi_num_of_processes_per_host"] = json.dumps(per_host)
-    if "mp_parameters" in wire:
-        wire["mp_parameters"] = json.dumps(
-            _adapt_mp_parameters(
-                json.loads(wire["mp_parameters"]), plan, world, gpus_per_host, notes
-            )
-        )
-    return wire
+    return dict(submission.wire_hyperparameters)
 
 
 def _adapt_environment(

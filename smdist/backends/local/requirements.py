@@ -16,8 +16,10 @@ import subprocess
 import sys
 from typing import TYPE_CHECKING
 
-from smdist.backends.local.layout import TORCHRUN, LocalLayout
+from smdist.backends.local.layout import LocalLayout
 from smdist.errors import SetupError
+from smdist.packaging import LAUNCHER_SCRIPT
+from smdist.runtime.host_commands import Launcher
 
 if TYPE_CHECKING:
     from smdist.planning import Plan
@@ -38,9 +40,9 @@ def required_modules(plan: Plan, layout: LocalLayout) -> dict[str, str]:
     """The modules the job imports before any user code runs, each with why."""
     strategy = plan.spec.strategy
     needed: dict[str, str] = {}
-    if strategy.program_starts_ranks:
+    if plan.program == LAUNCHER_SCRIPT:
         needed["torch"] = "smdist's torchrun launcher runs torchrun on every host"
-    elif layout.launcher == TORCHRUN:
+    elif layout.launcher is Launcher.TORCHRUN:
         needed["torch"] = "the job starts with torchrun on every host"
     if strategy.kind == "horovod":
         needed["horovod"] = "Horovod jobs import it in every rank"

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from smdist.backends.local.layout import MPI_LAUNCHERS, LocalLayout
+from smdist.backends.local.layout import LocalLayout
 from smdist.backends.local.requirements import missing_requirements
 from smdist.errors import OPTION, Problem, SetupError, SpecError
 
@@ -124,7 +124,7 @@ def checkpoint_path(plan: Plan) -> tuple[str, str | None]:
 
 def check_tools(plan: Plan, layout: LocalLayout, python: str) -> None:
     """mpirun where the distribution needs it, and the packages the job's Python must have."""
-    if layout.launcher in MPI_LAUNCHERS and shutil.which("mpirun") is None:
+    if layout.launcher.uses_mpi and shutil.which("mpirun") is None:
         raise PrepareError(
             "this distribution starts with mpirun, which is not installed here: install Open "
             "MPI (Debian/Ubuntu: apt-get install openmpi-bin)"

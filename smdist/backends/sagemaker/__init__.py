@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from smdist import packaging
-from smdist.backends.job_names import unique_job_name
+from smdist.backends.job_names import send_under_fresh_names, unique_job_name
 from smdist.backends.sagemaker import request as request_
 from smdist.backends.sagemaker import sdk as sdk
 from smdist.backends.sagemaker.buckets import require_bucket
@@ -36,7 +36,6 @@ from smdist.planning import Plan
 from smdist.submission import Submission
 
 ROLE_VARIABLE = "SMDIST_ROLE"
-_NAME_ATTEMPTS = 3
 
 
 @dataclass(frozen=True)
@@ -173,12 +172,6 @@ def training_inputs(plan: Plan) -> dict[str, Any] | None:
     }
 
 
-def _name_taken(exc: Exception) -> bool:
-    response = getattr(exc, "response", None) or {}
-    code = response.get("Error", {}).get("Code", "")
-    return code in ("ResourceInUse", "ResourceInUseException") or "already exists" in str(exc)
-
-
 def launch(
     plan: Plan,
     *,
@@ -217,33 +210,33 @@ def launch(
     upload = upload_source(boto, job_bucket, entries, _output_kms_key(plan))
     estimator_class = sdk.estimator_class(plan.estimator)
 
-    for attempt in range(_NAME_ATTEMPTS):
-        name = unique_job_name(spec.name)
-        submission = plan.bind(
+    def send(submission: Submission) -> None:
+        with sdk.contained():
+            estimator = estimator_class(sagemaker_session=session, **estimator_kwargs(submission))
+            estimator.fit(
+                training_inputs(plan), job_name=submission.job_name, wait=False, logs=False
+            )
+
+    submission = send_under_fresh_names(
+        spec.name,
+        lambda name: plan.bind(
             job_name=name,
             region=boto.region_name,
             bucket=job_bucket,
             role=job_role,
             code_uri=upload.uri,
-        )
-        with sdk.contained():
-            estimator = estimator_class(sagemaker_session=session, **estimator_kwargs(submission))
-            try:
-                estimator.fit(training_inputs(plan), job_name=name, wait=False, logs=False)
-            except Exception as exc:
-                if _name_taken(exc) and attempt + 1 < _NAME_ATTEMPTS:
-                    continue
-                raise
-        return SageMakerJob(
-            name,
-            boto,
-            plan=plan,
-            submission=submission,
-            poll_seconds=poll_seconds,
-            source_uri=upload.uri,
-            uploaded_bytes=upload.uploaded_bytes,
-        )
-    raise AssertionError("unreachable")  # pragma: no cover
+        ),
+        send,
+    )
+    return SageMakerJob(
+        submission.job_name,
+        boto,
+        plan=plan,
+        submission=submission,
+        poll_seconds=poll_seconds,
+        source_uri=upload.uri,
+        uploaded_bytes=upload.uploaded_bytes,
+    )
 
 
 def dry_run(

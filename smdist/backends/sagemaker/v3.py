@@ -4,7 +4,7 @@ SDK v3 (``sagemaker`` 3.x) has no estimators. Its ``ModelTrainer`` runs the job'
 its own drivers (``sm_drivers`` channel, ``sm_train.sh``) instead of the image's training
 toolkit, and has typed configs for three launchers only: ``Torchrun``, ``Torchrun(smp=SMP(...))``
 and ``MPI``. PyTorch DDP (either launcher) and SMP v2 map to ``Torchrun``; MWMS, smddp, SMP v1
-and Horovod run through smdist's own driver (``sagemaker_v3_drivers.SmdistDriver``), shipped
+and Horovod run through smdist's own driver (``v3_drivers.SmdistDriver``), shipped
 in the same channel. For users who own their SDK calls, ``model_trainer(plan, ...)`` returns a
 configured ModelTrainer that has not been submitted: ``.train()`` is the caller's.
 
@@ -29,12 +29,11 @@ from smdist.backends.sagemaker.v3_drivers import (
     shipped_requirements,
     source_code,
 )
-from smdist.backends.sagemaker.v3_request import driver_config, plan_driver_config
-from smdist.cluster import Cluster
+from smdist.backends.sagemaker.v3_request import plan_driver_config
 from smdist.errors import CANNOT_RUN_HERE, Problem, SpecError
 from smdist.planning import Plan
 from smdist.runtime.metrics import metric_definitions
-from smdist.strategies import Strategy
+from smdist.submission import Submission
 
 # The SDK's "defaults" config, given explicitly: telemetry off, and no config file of the
 # user's (~/.config/sagemaker) can change the job behind the plan's back.
@@ -71,20 +70,17 @@ def require_sdk_v3() -> None:
 
 
 # ---- distributed= --------------------------------------------------------------------------
-def model_trainer_distributed(strategy: Strategy, cluster: Cluster) -> Any:
-    """The SDK v3 ``distributed=`` object for ``strategy`` on ``cluster``, after checking both.
+def model_trainer_distributed(plan: Plan) -> Any:
+    """The SDK v3 ``distributed=`` object for the plan's launch.
 
     PyTorch DDP (either launcher) -> ``Torchrun``; SMP v2 -> ``Torchrun(smp=SMP(...))`` with
-    the settings smdist renders in ``mp_parameters``. MWMS, smddp, SMP v1, Horovod, and DDP
-    with ``max_restarts`` -> smdist's own driver (``SmdistDriver``), which launches them as the
-    training toolkit does.
-    Processes per host are always stated, never left to the driver's GPU count.
+    the settings smdist renders in ``mp_parameters``. MWMS, ParameterServer, smddp, SMP v1,
+    Horovod, and DDP with ``max_restarts`` -> smdist's own driver (``SmdistDriver``), which
+    launches them as the training toolkit does. Processes per host are always stated, never
+    left to the driver's GPU count.
     """
-    errors = [p for p in strategy.check(cluster) if p.severity == "error"]
-    if errors:
-        raise SpecError(errors)
     require_sdk_v3()
-    return distributed_object(driver_config(strategy, cluster))
+    return distributed_object(plan_driver_config(plan))
 
 
 # ---- the ModelTrainer ----------------------------------------------------------------------
@@ -163,25 +159,31 @@ def _source_code(plan: Plan, code_s3_uri: str | None, keep: list[str]) -> Any:
     return source_code(plan, source_dir, shipped_requirements(plan, files))
 
 
-def _channels(plan: Plan) -> list[Any]:
+def _channels(request: dict[str, Any]) -> list[Any]:
+    """The user's channels of ``request`` as v3 configs (v3 adds the code and drivers)."""
     from sagemaker.core.training.configs import Channel, DataSource, S3DataSource
 
     channels = []
-    for name, channel in plan.spec.inputs.items():
-        extra = {"input_mode": channel.input_mode} if channel.input_mode else {}
+    for channel in request["InputDataConfig"]:
+        name = channel["ChannelName"]
+        if name in (v3_request.CODE_CHANNEL, v3_request.DRIVERS_CHANNEL):
+            continue
+        s3 = channel["DataSource"]["S3DataSource"]
         source = S3DataSource(
-            s3_data_type="S3Prefix",
-            s3_uri=channel.uri,
-            s3_data_distribution_type=channel.distribution,
+            s3_data_type=s3["S3DataType"],
+            s3_uri=s3["S3Uri"],
+            s3_data_distribution_type=s3["S3DataDistributionType"],
         )
+        extra = {"input_mode": channel["InputMode"]} if "InputMode" in channel else {}
         channels.append(
             Channel(channel_name=name, data_source=DataSource(s3_data_source=source), **extra)
         )
     return channels
 
 
-def trainer_kwargs(plan: Plan, *, bucket: str, region: str) -> dict[str, Any]:
-    """ModelTrainer's arguments for ``plan`` apart from session, role, name and code."""
+def trainer_kwargs(submission: Submission) -> dict[str, Any]:
+    """ModelTrainer's arguments apart from session, role, name and code: read from the request
+    smdist renders for ``submission`` (``v3_request``), so both say the same."""
     from sagemaker.core.training.configs import (
         CheckpointConfig,
         Compute,
@@ -191,54 +193,54 @@ def trainer_kwargs(plan: Plan, *, bucket: str, region: str) -> dict[str, Any]:
         Tag,
     )
 
-    spec, cluster = plan.spec, plan.spec.cluster
-    kms = spec.kms
-    compute = Compute(
-        instance_type=cluster.instance_type,
-        instance_count=cluster.instance_count,
-        volume_size_in_gb=30,  # the SDKs' default, stated: smdist's dry run shows it
-        volume_kms_key_id=kms.volume_key_id if kms else None,
-        keep_alive_period_in_seconds=spec.keep_alive or None,
-        enable_managed_spot_training=True if spec.spot.enabled else None,
+    request = v3_request.create_training_job_request(
+        submission,
+        image=training_image(submission.plan, submission.region),
+        drivers="",  # v3 uploads its own drivers
+        metric_definitions=[],
     )
-    max_wait = (spec.spot.max_wait or spec.max_run) if spec.spot.enabled else None
-    stopping = StoppingCondition(
-        max_runtime_in_seconds=spec.max_run, max_wait_time_in_seconds=max_wait
-    )
-    # Always explicit: v3 would otherwise resolve (and create) its default bucket while the
-    # ModelTrainer is being constructed.
-    output = OutputDataConfig(
-        s3_output_path=spec.output_path or f"s3://{bucket}/",
-        kms_key_id=kms.output_key_id if kms else None,
-    )
-    network = spec.network
-    networking = None
-    if network.subnets or network.isolation or network.encrypt_inter_container_traffic:
-        networking = Networking(
-            subnets=network.subnets or None,
-            security_group_ids=network.security_group_ids or None,
-            enable_network_isolation=network.isolation or None,
-            enable_inter_container_traffic_encryption=network.encrypt_inter_container_traffic
-            or None,
-        )
-    checkpoint = None
-    if spec.checkpoint is not None and spec.checkpoint.s3_uri:
-        checkpoint = CheckpointConfig(
-            s3_uri=spec.checkpoint.s3_uri, local_path=spec.checkpoint.local_path
-        )
+    resources, stopping = request["ResourceConfig"], request["StoppingCondition"]
+    output, vpc = request["OutputDataConfig"], request.get("VpcConfig", {})
+    isolated = request.get("EnableNetworkIsolation")
+    encrypted = request.get("EnableInterContainerTrafficEncryption")
+    checkpoint = request.get("CheckpointConfig")
     return {
-        "training_image": training_image(plan, region),
-        "compute": compute,
-        "stopping_condition": stopping,
-        "output_data_config": output,
-        "networking": networking,
-        "checkpoint_config": checkpoint,
-        "input_data_config": _channels(plan) or None,
-        # The user's, encoded so the script gets SDK v2's arguments (v3_hyperparameters), plus
-        # mp_parameters for SMP (v3 adds v2's itself; v1's is ours).
-        "hyperparameters": v3_request.hyperparameters(plan),
-        "environment": dict(plan.environment),  # the user's, plus smdist's SMDIST_* settings
-        "tags": [Tag(key=k, value=v) for k, v in spec.tags.items()] or None,
+        "training_image": request["AlgorithmSpecification"]["TrainingImage"],
+        "compute": Compute(
+            instance_type=resources["InstanceType"],
+            instance_count=resources["InstanceCount"],
+            volume_size_in_gb=resources["VolumeSizeInGB"],
+            volume_kms_key_id=resources.get("VolumeKmsKeyId"),
+            keep_alive_period_in_seconds=resources.get("KeepAlivePeriodInSeconds"),
+            enable_managed_spot_training=request.get("EnableManagedSpotTraining"),
+        ),
+        "stopping_condition": StoppingCondition(
+            max_runtime_in_seconds=stopping["MaxRuntimeInSeconds"],
+            max_wait_time_in_seconds=stopping.get("MaxWaitTimeInSeconds"),
+        ),
+        # Always explicit: v3 would otherwise resolve (and create) its default bucket while the
+        # ModelTrainer is being constructed.
+        "output_data_config": OutputDataConfig(
+            s3_output_path=output["S3OutputPath"], kms_key_id=output.get("KmsKeyId")
+        ),
+        "networking": Networking(
+            subnets=vpc.get("Subnets"),
+            security_group_ids=vpc.get("SecurityGroupIds"),
+            enable_network_isolation=isolated,
+            enable_inter_container_traffic_encryption=encrypted,
+        )
+        if vpc or isolated or encrypted
+        else None,
+        "checkpoint_config": CheckpointConfig(
+            s3_uri=checkpoint["S3Uri"], local_path=checkpoint["LocalPath"]
+        )
+        if checkpoint
+        else None,
+        "input_data_config": _channels(request) or None,
+        "hyperparameters": request["HyperParameters"],
+        "environment": dict(request.get("Environment", {})),
+        "tags": [Tag(key=tag["Key"], value=tag["Value"]) for tag in request.get("Tags", [])]
+        or None,
     }
 
 
@@ -266,8 +268,7 @@ def model_trainer(
     """
     require_sdk_v3()
     spec = plan.spec
-    model_trainer_distributed(spec.strategy, spec.cluster)  # the strategy's own checks
-    distributed = distributed_object(plan_driver_config(plan))  # with the plan's program
+    distributed = model_trainer_distributed(plan)
     from smdist.aws_region import DRY_RUN_REGION, resolve_region
     from smdist.backends.sagemaker import BUCKET_VARIABLE, resolve_role
     from smdist.backends.sagemaker.buckets import require_bucket
@@ -291,18 +292,23 @@ def model_trainer(
         require_bucket(sm_session.boto_session, named, "bucket" if bucket else BUCKET_VARIABLE)
     else:  # only the SDK's own default bucket may be created
         named = sm_session.default_bucket()
-    bucket = named
-    job_region = region or spec.region or sm_session.boto_session.region_name
+    submission = plan.bind(
+        job_name=job_name or spec.name,  # v3's base_job_name: it appends a timestamp
+        region=region or spec.region or sm_session.boto_session.region_name,
+        bucket=named,
+        role=job_role,
+        code_uri=code_s3_uri or "",
+    )
     from sagemaker.core.training.configs import MetricDefinition
 
-    kwargs = trainer_kwargs(plan, bucket=bucket, region=job_region)  # fails before staging
+    kwargs = trainer_kwargs(submission)  # fails before staging
     keep: list[str] = []
     try:
         # ModelTrainer, plus the profiler off and metric time series on (trainer_class).
         trainer = trainer_class()(
             sagemaker_session=sm_session,
             role=job_role,
-            base_job_name=job_name or spec.name,
+            base_job_name=submission.job_name,
             source_code=_source_code(plan, code_s3_uri, keep),
             distributed=distributed,
             **kwargs,

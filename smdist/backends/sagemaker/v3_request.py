@@ -1,4 +1,5 @@
-"""The CreateTrainingJob request SDK v3's ``ModelTrainer.train()`` sends, rendered from a Plan.
+"""The CreateTrainingJob request SDK v3's ``ModelTrainer.train()`` sends, rendered from a
+Submission (a plan bound to one job), as SDK v2's is (``request``).
 
 Pure: no SDK import and no AWS call, so ``smdist submit --dry-run`` shows it in milliseconds
 and the SageMaker backend sends exactly what it showed. What makes it v3's and not v2's:
@@ -17,12 +18,13 @@ What smdist sets on every job under either SDK, and ``ModelTrainer`` has no sett
 (``MetricDefinitions`` too, which it does take). The ModelTrainer ``smdist.model_trainer``
 returns adds the same two fields (``v3.trainer_class``), so its ``train()`` sends them too.
 
-How the job is launched is one of two drivers (``driver_config``): v3's torchrun driver for
-PyTorch DDP and SMP v2, and smdist's own for TensorFlow MultiWorkerMirrored (TF_CONFIG),
-smddp (the SMDataParallelRunner's mpirun), Horovod / SMP v1 (the MPIRunner's mpirun) and DDP
-with restarts (smdist's torchrun launcher on every host: v3's driver cannot restart). Horovod
-does not use v3's ``MPI``: its driver passes the per-host process count as ``-np`` (3.27), so a
-multi-host job would run on the first host only.
+How the job is launched is the plan's launch (``Launch.v3_driver``, ``driver_config``): v3's
+torchrun driver for PyTorch DDP and SMP v2, smdist's own for the rest: TensorFlow
+MultiWorkerMirrored and ParameterServer (TF_CONFIG), smddp (the SMDataParallelRunner's
+mpirun), Horovod / SMP v1 (the MPIRunner's mpirun) and DDP with restarts (smdist's torchrun
+launcher on every host: v3's driver cannot restart). Horovod does not use v3's ``MPI``: its
+driver passes the per-host process count as ``-np`` (3.27), so a multi-host job would run on
+the first host only.
 """
 
 from __future__ import annotations
@@ -36,12 +38,11 @@ from smdist import wire
 from smdist.backends.sagemaker import v3_hyperparameters
 from smdist.backends.sagemaker.request import DEFAULT_VOLUME_GB, input_data_config
 from smdist.catalog_checks import in_container_code, python_problems
-from smdist.cluster import Cluster
 from smdist.errors import Problem, SpecError
-from smdist.packaging import LAUNCHER_SCRIPT
 from smdist.planning import Plan
+from smdist.runtime.host_commands import Launch, Launcher
 from smdist.runtime.smp_v2 import SMP_V2_PARAMETERS
-from smdist.strategies import PyTorchDDP, SMPv1, SMPv2, Strategy
+from smdist.submission import Submission
 from smdist.v3_names import unexportable_name_problems
 
 CODE_CHANNEL = "code"
@@ -75,51 +76,39 @@ class DriverConfig:
         return self.script == SMDIST_DRIVER_SCRIPT
 
 
-def smp_v2_parameters(strategy: SMPv2) -> dict[str, Any]:
-    given = strategy.parameters()
+def smp_v2_parameters(launch: Launch) -> dict[str, Any] | None:
+    """SMP v2's settings as v3's ``SMP`` config takes them (torchrun with mp_parameters)."""
+    if launch.launcher is not Launcher.TORCHRUN or not launch.mp_parameters:
+        return None
+    given = launch.mp_parameters
     return {name: given[name] for name in SMP_V2_PARAMETERS if given.get(name) is not None}
 
 
-def driver_config(
-    strategy: Strategy, cluster: Cluster, *, framework: str | None = None, program: str = ""
-) -> DriverConfig:
-    """The driver for ``strategy`` on ``cluster``; ``program`` (default: v3's entry script)."""
-    per_host = strategy.resolve_processes_per_host(cluster)
-    launcher = strategy.container_launcher
-    restarts = isinstance(strategy, PyTorchDDP) and strategy.max_restarts > 0
-    if restarts:
-        # v3's Torchrun driver starts torchrun without --max-restarts: smdist's own torchrun
-        # launcher restarts the workers, run on every host as the toolkit runs any program.
-        program = program or LAUNCHER_SCRIPT
-    elif launcher in ("torchrun", "process") and not isinstance(strategy, SMPv1):
-        smp = smp_v2_parameters(strategy) if isinstance(strategy, SMPv2) else None
-        return DriverConfig(
-            "Torchrun", TORCHRUN_DRIVER_SCRIPT, {"process_count_per_node": per_host, "smp": smp}
-        )
+def driver_config(launch: Launch, framework: str) -> DriverConfig:
+    """The v3 driver that starts ``launch``: v3's Torchrun, or smdist's own driver."""
+    per_host = launch.processes_per_host
+    if launch.v3_driver == "torchrun":
+        settings = {"process_count_per_node": per_host, "smp": smp_v2_parameters(launch)}
+        return DriverConfig("Torchrun", TORCHRUN_DRIVER_SCRIPT, settings)
     toolkit = {
-        key: value
-        for key, value in strategy.distribution_hyperparameters(cluster).items()
-        if key.startswith("sagemaker_")
+        k: v for k, v in launch.toolkit_hyperparameters.items() if k.startswith("sagemaker_")
     }
-    if program:
-        toolkit["sagemaker_program"] = program
+    toolkit["sagemaker_program"] = launch.program
     return DriverConfig(
         "SmdistDriver",
         SMDIST_DRIVER_SCRIPT,
         {
-            "launcher": launcher,
+            "launcher": launch.launcher.value,
             "process_count_per_node": per_host,
-            "launch": strategy.launch(cluster).to_dict(),
-            "framework": framework or strategy.framework,
+            "launch": launch.to_dict(),
+            "framework": framework,
             "toolkit_hyperparameters": wire.encode_hyperparameters(toolkit),
         },
     )
 
 
 def plan_driver_config(plan: Plan) -> DriverConfig:
-    return driver_config(
-        plan.spec.strategy, plan.spec.cluster, framework=plan.framework, program=plan.program
-    )
+    return driver_config(plan.launch, plan.framework)
 
 
 def carriage_problems(plan: Plan) -> list[Problem]:
@@ -160,12 +149,11 @@ def hyperparameters(plan: Plan) -> dict[str, str]:
         raise SpecError(problems)
     smdist_driver = plan_driver_config(plan).smdist
     values = v3_hyperparameters.encode(plan.hyperparameters, smdist_driver=smdist_driver)
-    strategy = plan.spec.strategy
-    if isinstance(strategy, SMPv2):
-        values["mp_parameters"] = json.dumps(smp_v2_parameters(strategy))
-    elif isinstance(strategy, SMPv1):
-        # smdistributed.modelparallel v1 reads SM_HP_MP_PARAMETERS, as under the toolkit.
-        values["mp_parameters"] = json.dumps(plan.distribution_hyperparameters["mp_parameters"])
+    launch = plan.launch
+    if launch.mp_parameters:
+        # SMP v2: v3's own SMP settings; v1 reads SM_HP_MP_PARAMETERS, as under the toolkit.
+        smp = smp_v2_parameters(launch)
+        values["mp_parameters"] = json.dumps(launch.mp_parameters if smp is None else smp)
     return dict(sorted(values.items()))  # the toolkit sorts the arguments by name
 
 
@@ -204,18 +192,15 @@ def _channel(name: str, uri: str) -> dict[str, Any]:
 
 
 def create_training_job_request(
-    plan: Plan,
+    submission: Submission,
     *,
-    job_name: str,
-    role: str,
-    bucket: str,
     image: str,
-    code_uri: str,
     drivers: str,
     metric_definitions: list[dict[str, str]],
 ) -> dict[str, Any]:
-    """The request, field for field as v3 sends it for this plan with the code at
-    ``code_uri`` (a tarball) and the drivers under ``drivers``."""
+    """The request, field for field as v3 sends it for this submission, with the drivers under
+    ``drivers``."""
+    plan, code_uri = submission.plan, submission.code_uri
     spec, cluster = plan.spec, plan.spec.cluster
     algorithm: dict[str, Any] = {"TrainingInputMode": "File", "TrainingImage": image}
     if metric_definitions:
@@ -236,7 +221,7 @@ def create_training_job_request(
     stopping: dict[str, Any] = {"MaxRuntimeInSeconds": spec.max_run}
     if spec.spot.enabled:
         stopping["MaxWaitTimeInSeconds"] = spec.spot.max_wait or spec.max_run
-    output: dict[str, Any] = {"S3OutputPath": spec.output_path or f"s3://{bucket}/"}
+    output: dict[str, Any] = {"S3OutputPath": spec.output_path or f"s3://{submission.bucket}/"}
     if kms and kms.output_key_id:
         output["KmsKeyId"] = kms.output_key_id
     output["CompressionType"] = "GZIP"
@@ -244,10 +229,10 @@ def create_training_job_request(
     channels = [c for c in input_data_config(spec, code_uri) if c["ChannelName"] != CODE_CHANNEL]
     channels += [_channel(CODE_CHANNEL, code_uri), _channel(DRIVERS_CHANNEL, drivers)]
     request: dict[str, Any] = {
-        "TrainingJobName": job_name,
+        "TrainingJobName": submission.job_name,
         "HyperParameters": hyperparameters(plan),
         "AlgorithmSpecification": algorithm,
-        "RoleArn": role,
+        "RoleArn": submission.role,
         "InputDataConfig": channels,
         "OutputDataConfig": output,
         "ResourceConfig": resources,

@@ -3,7 +3,7 @@
 The ``sagemaker`` backend comes here when the installed SageMaker Python SDK is 3.x. The request
 is v3's, field for field (``v3_request``; ``tests/aws_v3`` compares it with what
 ``ModelTrainer.train()`` sends), and so are the two channels the container reads: the code, and
-the drivers v3 would upload (``sagemaker_v3_drivers.write_drivers``). What differs is the cost:
+the drivers v3 would upload (``v3_drivers.write_drivers``). What differs is the cost:
 both channels live under content-addressed S3 keys (``smdist/source/<digest>/sourcedir.tar.gz``,
 ``smdist/drivers/<digest>/``), found by one HeadObject each and uploaded only when new, where
 ``train()`` uploads both again for every job, creates its bucket in a dry run, and names jobs by
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from smdist import packaging
-from smdist.backends.job_names import unique_job_name
+from smdist.backends.job_names import send_under_fresh_names, unique_job_name
 from smdist.backends.sagemaker import request as request_
 from smdist.backends.sagemaker import v3 as v3
 from smdist.backends.sagemaker import v3_request as v3_request
@@ -27,9 +27,9 @@ from smdist.backends.sagemaker.dry_run import DryRun, prepare_dry_run
 from smdist.backends.sagemaker.job import DEFAULT_POLL_SECONDS, SageMakerJob
 from smdist.planning import Plan
 from smdist.runtime.metrics import metric_definitions
+from smdist.submission import Submission
 
 ESTIMATOR = "ModelTrainer (SageMaker Python SDK v3)"
-_NAME_ATTEMPTS = 3
 _LAST_DRIVER_FILE = "sm_train.sh"  # uploaded last: its presence means the prefix is complete
 
 
@@ -77,16 +77,11 @@ def upload_drivers(
     return uri, uploaded
 
 
-def render(
-    plan: Plan, *, job_name: str, role: str, bucket: str, region: str, code_uri: str, drivers: str
-) -> dict[str, Any]:
+def render(submission: Submission, *, drivers: str) -> dict[str, Any]:
+    """The CreateTrainingJob request for ``submission``, its drivers under ``drivers``."""
     return v3_request.create_training_job_request(
-        plan,
-        job_name=job_name,
-        role=role,
-        bucket=bucket,
-        image=v3.training_image(plan, region),
-        code_uri=code_uri,
+        submission,
+        image=v3.training_image(submission.plan, submission.region),
         drivers=drivers,
         metric_definitions=metric_definitions(),
     )
@@ -120,34 +115,28 @@ def launch(
     upload = backend.upload_source(boto, job_bucket, entries, kms)
     drivers, driver_bytes = upload_drivers(boto, plan, job_bucket, upload.uri, kms, upload.files)
     client = boto.client("sagemaker")
-    for attempt in range(_NAME_ATTEMPTS):
-        name = unique_job_name(spec.name)
-        request = render(
-            plan,
+    submission = send_under_fresh_names(
+        spec.name,
+        lambda name: plan.bind(
             job_name=name,
-            role=job_role,
-            bucket=job_bucket,
             region=boto.region_name,
+            bucket=job_bucket,
+            role=job_role,
             code_uri=upload.uri,
-            drivers=drivers,
-        )
-        try:
-            client.create_training_job(**request)
-        except client.exceptions.ResourceInUse:
-            if attempt + 1 < _NAME_ATTEMPTS:
-                continue
-            raise
-        return SageMakerJob(
-            name,
-            boto,
-            plan=plan,
-            poll_seconds=poll_seconds,
-            source_uri=upload.uri,
-            uploaded_bytes=upload.uploaded_bytes,
-            drivers_uri=drivers,
-            drivers_uploaded_bytes=driver_bytes,
-        )
-    raise AssertionError("unreachable")  # pragma: no cover
+        ),
+        lambda bound: client.create_training_job(**render(bound, drivers=drivers)),
+    )
+    return SageMakerJob(
+        submission.job_name,
+        boto,
+        plan=plan,
+        submission=submission,
+        poll_seconds=poll_seconds,
+        source_uri=upload.uri,
+        uploaded_bytes=upload.uploaded_bytes,
+        drivers_uri=drivers,
+        drivers_uploaded_bytes=driver_bytes,
+    )
 
 
 def dry_run(
@@ -162,14 +151,13 @@ def dry_run(
     from smdist.backends import sagemaker as backend
 
     shown = prepare_dry_run(plan, bucket=bucket, region=region)
-    drivers_digest = v3_request.drivers_digest(plan, v3.sdk_version() or "", shown.code_uri)
-    request = render(
-        plan,
+    submission = plan.bind(
         job_name=job_name or unique_job_name(plan.spec.name),
-        role=backend.resolve_role(plan, role) or "<role>",
-        bucket=shown.bucket,
         region=shown.region,
+        bucket=shown.bucket,
+        role=backend.resolve_role(plan, role) or "<role>",
         code_uri=shown.code_uri,
-        drivers=v3_request.drivers_uri(shown.bucket, drivers_digest),
     )
+    digest = v3_request.drivers_digest(plan, v3.sdk_version() or "", shown.code_uri)
+    request = render(submission, drivers=v3_request.drivers_uri(shown.bucket, digest))
     return shown.result(request, ESTIMATOR)

@@ -149,7 +149,14 @@ def run_v3(run: LocalRun, plan: Plan) -> str | None:
     _merge_container_config(local_container, run.container_config)
     # launch staged the code: its file list is the directory's
     files = [str(p.relative_to(run.code_dir)) for p in run.code_dir.rglob("*") if p.is_file()]
-    kwargs = v3.trainer_kwargs(plan, bucket="smdist-local-mode-unused", region=run.region)
+    submission = plan.bind(
+        job_name=plan.spec.name,
+        region=run.region,
+        bucket="smdist-local-mode-unused",
+        role=run.role,
+        code_uri=f"file://{run.code_dir}",
+    )
+    kwargs = v3.trainer_kwargs(submission)
     cluster = plan.spec.cluster
     kwargs.update(
         compute=Compute(instance_type=run.instance_type, instance_count=cluster.instance_count),

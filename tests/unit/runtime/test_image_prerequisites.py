@@ -122,7 +122,7 @@ def test_both_missing_are_both_named(tmp_path, closed_port, no_sshd):
     assert whats(found) == ["mpirun", "sshd"]
 
 
-@pytest.mark.parametrize("launcher", ["process", "tf_config"])
+@pytest.mark.parametrize("launcher", ["program", "tf_config"])
 def test_other_launchers_need_nothing_of_the_image(launcher, tmp_path, closed_port, no_sshd):
     found = missing_prerequisites(
         launcher, first_host=True, host_count=2, path=fake_path(tmp_path),

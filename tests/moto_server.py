@@ -1,0 +1,138 @@
+"""The moto server both SDK lines' AWS tests run against (``tests/aws``, ``tests/aws_v3``).
+
+Each ``conftest.py`` starts one per session with ``running_moto_server`` (``tests/aws`` runs
+``moto_lifecycle.py``, moto plus the training-job lifecycle; ``tests/aws_v3`` plain
+``moto.server``), resets it before every test and points boto3 at it with
+``point_aws_at``: dummy credentials, one region, the user's AWS configuration files hidden so
+nothing can reach a real account.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+MOTO_SERVER = ("-m", "moto.server")  # moto's own server, run with the tests' interpreter
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class MotoServer:
+    url: str
+    log: Path
+    process: subprocess.Popen
+
+    log_offset: int = 0
+
+    def reset(self) -> None:
+        """Forget all state, and the requests logged so far."""
+        request = urllib.request.Request(f"{self.url}/moto-api/reset", method="POST")
+        urllib.request.urlopen(request, timeout=10).read()
+        self.log_offset = self.log.stat().st_size
+
+    def requests(self) -> list[str]:
+        """Request lines logged since the last reset ("PUT /bucket/key")."""
+        with open(self.log, "rb") as handle:
+            handle.seek(self.log_offset)
+            text = handle.read().decode(errors="replace")
+        text = re.sub(r"\x1b\[[0-9;]*m", "", text)
+        return re.findall(r'"([A-Z]+ \S+) HTTP/1\.1"', text)
+
+    def object_writes(self, bucket: str, prefix: str) -> list[str]:
+        """PutObject and CreateMultipartUpload requests for keys under ``prefix``."""
+        writes = []
+        for line in self.requests():
+            method, _, path = line.partition(" ")
+            if not path.startswith(f"/{bucket}/{prefix}"):
+                continue
+            if (method == "PUT" and "partNumber=" not in path) or (
+                method == "POST" and "uploads" in path
+            ):
+                writes.append(path)
+        return writes
+
+
+@contextmanager
+def running_moto_server(log_dir: Path, server: Sequence[str] = MOTO_SERVER) -> Iterator[MotoServer]:
+    """A moto server on a free port of 127.0.0.1 (``python <server> -H ... -p ...``), logging
+    to ``log_dir/server.log``; stopped on exit."""
+    port = free_port()
+    log = log_dir / "server.log"
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, *server, "-H", "127.0.0.1", "-p", str(port)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            urllib.request.urlopen(f"{url}/moto-api/", timeout=2).read()
+            break
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                raise RuntimeError(
+                    f"moto server did not start: {log.read_text()[-2000:]}"
+                ) from None
+            time.sleep(0.2)
+    try:
+        yield MotoServer(url, log, process)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+
+
+def point_aws_at(
+    server: MotoServer,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    region: str,
+    unset: Iterable[str] = (),
+) -> MotoServer:
+    """Reset ``server`` and point every boto3 client at it: dummy credentials, ``region``, no
+    profile, session token or user AWS configuration, and the variables ``unset`` removed."""
+    server.reset()
+    for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", *unset):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", region)
+    monkeypatch.setenv("AWS_REGION", region)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", server.url)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-aws-credentials"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    return server
+
+
+def capture_create_training_job(boto_session) -> list[dict]:
+    """Every CreateTrainingJob request sent through ``boto_session`` from now on, as boto3
+    sends it."""
+    captured: list[dict] = []
+    boto_session.events.register(
+        "provide-client-params.sagemaker.CreateTrainingJob",
+        lambda params, **_: captured.append(copy.deepcopy(params)),
+    )
+    return captured
