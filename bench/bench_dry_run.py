@@ -75,9 +75,9 @@ def main() -> int:
         from sagemaker.train.distributed import Torchrun
 
         from smdist.backends import sagemaker as backend
-        from smdist.backends.sagemaker.v3 import sagemaker_session
-        from smdist.planning import plan
-        from smdist.spec import JobSpec
+        from smdist.backends.sagemaker.v3.trainer import sagemaker_session
+        from smdist.planning.plan import plan
+        from smdist.spec.job import JobSpec
 
         if not backend.sdk_v3_installed():
             raise SystemExit("run this with SDK v3 installed (.venv, built by .ci/install)")

@@ -92,7 +92,7 @@ def timed_run(command: list[str], cwd: Path, timeout: float = 300) -> tuple[floa
 
 
 def smdist_command(job_file: Path, root: Path) -> list[str]:
-    command = [sys.executable, "-m", "smdist.cli", "run", str(job_file)]
+    command = [sys.executable, "-m", "smdist.cli.app", "run", str(job_file)]
     command += ["--hosts", "2", "--processes-per-host", "1", "--root", str(root)]
     for name, value in HYPERPARAMETERS.items():
         command += ["-H", f"{name}={value}"]

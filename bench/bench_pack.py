@@ -69,8 +69,8 @@ def timed(function, repeats: int = 1) -> tuple[float, object]:
 
 
 def job_plan(source_dir: Path):
-    from smdist.planning import plan
-    from smdist.spec import JobSpec
+    from smdist.planning.plan import plan
+    from smdist.spec.job import JobSpec
 
     return plan(
         JobSpec.from_dict(
@@ -97,8 +97,9 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="smdist-bench-pack-") as tmp:
         os.environ["XDG_CACHE_HOME"] = str(Path(tmp) / "cache")  # a fresh verdict cache
-        from smdist import packaging, secret_scan
-        from smdist.manifest import build
+        from smdist.checks import secrets as secret_scan
+        from smdist.packaging import bundle as packaging
+        from smdist.packaging.manifest import build
 
         source = Path(tmp) / "src"
         source.mkdir()

@@ -2,9 +2,10 @@
 
 Prints, in one run:
 - the median wall time of a fresh Python process doing ``import smdist`` + ``plan`` of the SMP
-  v1 example, against a fresh process importing the installed SDK's training API (SDK v3:
-  ``from sagemaker.train import ModelTrainer``, in ``.venv``; SDK v2: ``import
-  sagemaker.pytorch``, in ``.venv-v2``), and their ratio (target <= 0.1);
+  v1 example, against fresh processes importing each SDK line's training API: SDK v3's
+  ``from sagemaker.train import ModelTrainer`` and SDK v2's ``import sagemaker.pytorch``, each
+  in the environment that has it (this interpreter's, ``.venv``, ``.venv-v2``; or
+  ``SMDIST_BENCH_V2_PYTHON`` / ``SMDIST_BENCH_V3_PYTHON``), and the ratios (target <= 0.1);
 - the median in-process time to plan a 256-host job (target < 50 ms).
 
 Run: python bench/bench_plan.py [--repeats N]
@@ -13,7 +14,6 @@ Run: python bench/bench_plan.py [--repeats N]
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import statistics
 import subprocess
@@ -38,10 +38,10 @@ def child_environment() -> dict[str, str]:
     return env
 
 
-def run_once(code: str) -> float:
+def run_once(code: str, python: str = sys.executable) -> float:
     start = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-c", code],
+        [python, "-c", code],
         cwd=ROOT,
         env=child_environment(),
         check=True,
@@ -51,15 +51,33 @@ def run_once(code: str) -> float:
     return time.perf_counter() - start
 
 
-def fresh_process_medians(codes: dict[str, str], repeats: int) -> dict[str, float]:
-    """Median wall time per snippet; runs alternate so machine load hits every side alike."""
-    for code in codes.values():
-        run_once(code)  # warm-up: writes bytecode, fills the page cache
+def fresh_process_medians(codes: dict[str, tuple[str, str]], repeats: int) -> dict[str, float]:
+    """Median wall time per (snippet, interpreter); runs alternate so machine load hits every
+    side alike."""
+    for code, python in codes.values():
+        run_once(code, python)  # warm-up: writes bytecode, fills the page cache
     times: dict[str, list[float]] = {name: [] for name in codes}
     for _ in range(repeats):
-        for name, code in codes.items():
-            times[name].append(run_once(code))
+        for name, (code, python) in codes.items():
+            times[name].append(run_once(code, python))
     return {name: statistics.median(values) for name, values in times.items()}
+
+
+def sdk_interpreter(major: str) -> str | None:
+    """A Python that has SDK ``major`` installed: this one, the variable's, or the venv's."""
+    candidates = [
+        os.environ.get(f"SMDIST_BENCH_V{major}_PYTHON"),
+        sys.executable,
+        str(ROOT / (".venv" if major == "3" else ".venv-v2") / "bin" / "python"),
+    ]
+    probe = "from importlib import metadata; print(metadata.version('sagemaker'))"
+    for python in filter(None, candidates):
+        if not Path(python).exists():
+            continue
+        found = subprocess.run([python, "-c", probe], capture_output=True, text=True)
+        if found.returncode == 0 and found.stdout.strip().startswith(f"{major}."):
+            return python
+    return None
 
 
 def plan_256_hosts_seconds(repeats: int) -> float:
@@ -88,24 +106,23 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=9)
     args = parser.parse_args()
 
-    codes = {"bare": "pass", "smdist": SMDIST_CODE}
-    have_sdk = importlib.util.find_spec("sagemaker") is not None
-    if have_sdk:
-        from importlib import metadata
-
-        major = metadata.version("sagemaker").split(".")[0]
-        codes["sdk"] = SDK_CODE.get(major, SDK_CODE["3"])
+    codes = {"bare": ("pass", sys.executable), "smdist": (SMDIST_CODE, sys.executable)}
+    labels = {"3": "import v3's ModelTrainer", "2": "import sagemaker.pytorch"}
+    for major in ("3", "2"):
+        python = sdk_interpreter(major)
+        if python is not None:
+            codes[f"sdk{major}"] = (SDK_CODE[major], python)
     medians = fresh_process_medians(codes, args.repeats)
     ours = medians["smdist"]
     print(f"fresh process, bare interpreter         : {medians['bare'] * 1000:8.1f} ms")
     print(f"fresh process, import smdist + plan(SMP) : {ours * 1000:8.1f} ms")
-    if have_sdk:
-        sdk = medians["sdk"]
-        label = "import sagemaker.pytorch" if major == "2" else "import v3's ModelTrainer"
-        print(f"fresh process, {label:<26}: {sdk * 1000:8.1f} ms")
-        print(f"ratio smdist / sagemaker                 : {ours / sdk:8.3f}  (target <= 0.1)")
-    else:
-        print("sagemaker not installed (pip install 'smdist[sagemaker]'): SDK comparison skipped")
+    for major in ("3", "2"):
+        if f"sdk{major}" not in codes:
+            print(f"SDK v{major} not found (SMDIST_BENCH_V{major}_PYTHON): comparison skipped")
+            continue
+        sdk = medians[f"sdk{major}"]
+        print(f"fresh process, {labels[major]:<26}: {sdk * 1000:8.1f} ms")
+        print(f"ratio smdist / SDK v{major}                  : {ours / sdk:8.3f}  (target <= 0.1)")
     big = plan_256_hosts_seconds(args.repeats * 4)
     print(f"plan of a 256-host x 8-process SMP job   : {big * 1000:8.1f} ms  (target < 50 ms)")
 

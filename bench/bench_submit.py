@@ -122,7 +122,7 @@ def v3_submit(boto, source: Path):
     from sagemaker.train import ModelTrainer
     from sagemaker.train.distributed import Torchrun
 
-    from smdist.backends.sagemaker.v3 import sagemaker_session
+    from smdist.backends.sagemaker.v3.trainer import sagemaker_session
 
     session = sagemaker_session(boto, BUCKET)
 
@@ -156,8 +156,8 @@ def main() -> int:
 
         from smdist.backends import sagemaker as backend
         from smdist.backends.sagemaker import sdk as sdk
-        from smdist.planning import plan
-        from smdist.spec import JobSpec
+        from smdist.planning.plan import plan
+        from smdist.spec.job import JobSpec
 
         source = work / "project"
         total = make_source_dir(source, args.megabytes)

@@ -2,7 +2,7 @@
 
 Made for the TensorFlow estimator's ``distribution={"parameter_server": {"enabled": True}}``
 and runs unchanged under the TF_CONFIG that SageMaker's TensorFlow toolkit writes for it
-(``smdist.runtime.parameter_server`` describes it): the first host is the ``master``, the
+(``smdist.contract.parameter_server`` describes it): the first host is the ``master``, the
 others ``worker`` tasks (port 2222), and every host also holds a ``ps`` task (port 2223) that
 the toolkit itself starts before this script. The script runs once per host and takes the
 role its TF_CONFIG task gives it:
@@ -47,7 +47,8 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from smdist.runtime import checkpoints, parameter_server, paths, tf_training
+from smdist.contract import parameter_server
+from smdist.runtime import checkpoints, paths, tf_training
 from smdist.runtime.args import parse_training_args, tensorflow_arg_parser
 from smdist.runtime.metrics import log_metrics
 from smdist.runtime.stop import TERMINATED_EXIT_CODE, StopRequest

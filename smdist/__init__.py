@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "JobSpec": "smdist.spec",
-    "Code": "smdist.spec",
-    "Checkpoint": "smdist.spec",
-    "Spot": "smdist.spec",
-    "Network": "smdist.spec",
-    "load": "smdist.spec",
-    "Cluster": "smdist.cluster",
+    "JobSpec": "smdist.spec.job",
+    "Code": "smdist.spec.job",
+    "Checkpoint": "smdist.spec.job",
+    "Spot": "smdist.spec.job",
+    "Network": "smdist.spec.job",
+    "load": "smdist.checks.reading",
+    "Cluster": "smdist.spec.cluster",
     "MWMS": "smdist.strategies",
     "Horovod": "smdist.strategies",
     "PyTorchDDP": "smdist.strategies",
@@ -27,13 +27,13 @@ _EXPORTS = {
     "SDMP": "smdist.strategies",
     "SMPv1": "smdist.strategies",
     "SMPv2": "smdist.strategies",
-    "Plan": "smdist.planning",
-    "plan": "smdist.planning",
+    "Plan": "smdist.planning.plan",
+    "plan": "smdist.planning.plan",
     "SpecError": "smdist.errors",
     "SetupError": "smdist.errors",
     "fit": "smdist.fitting",
-    "model_trainer": "smdist.backends.sagemaker.v3",
-    "model_trainer_distributed": "smdist.backends.sagemaker.v3",
+    "model_trainer": "smdist.backends.sagemaker.v3.trainer",
+    "model_trainer_distributed": "smdist.backends.sagemaker.v3.trainer",
 }
 
 __all__ = [
@@ -61,12 +61,13 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from smdist.backends.sagemaker.v3 import model_trainer, model_trainer_distributed
-    from smdist.cluster import Cluster
+    from smdist.backends.sagemaker.v3.trainer import model_trainer, model_trainer_distributed
+    from smdist.checks.reading import load
     from smdist.errors import SetupError, SpecError
     from smdist.fitting import fit
-    from smdist.planning import Plan, plan
-    from smdist.spec import Checkpoint, Code, JobSpec, Network, Spot, load
+    from smdist.planning.plan import Plan, plan
+    from smdist.spec.cluster import Cluster
+    from smdist.spec.job import Checkpoint, Code, JobSpec, Network, Spot
     from smdist.strategies import MWMS, SDDP, SDMP, Horovod, PyTorchDDP, SMPv1, SMPv2
 
 

@@ -1,7 +1,7 @@
 """Errors and warnings that tell a user what to fix: the field path, the bad value, what is valid.
 
-Pydantic's own errors are turned into the same shape so that a YAML typo, a wrong type and a
-cluster mismatch all read alike on the command line.
+Pydantic's own errors are turned into the same shape (``smdist.spec.validation_errors``) so that
+a YAML typo, a wrong type and a cluster mismatch all read alike on the command line.
 """
 
 from __future__ import annotations
@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
-
-from pydantic import ValidationError
 
 Severity = Literal["error", "warning"]
 
@@ -66,99 +64,3 @@ def suggest(value: str, choices: Iterable[str], n: int = 3) -> list[str]:
     import difflib  # only on the error path: keeps `import smdist` light
 
     return difflib.get_close_matches(value, list(choices), n=n, cutoff=0.6)
-
-
-def render_location(loc: Sequence[int | str], drop: frozenset[str] = frozenset()) -> str:
-    """('strategy', 'horovod', 'processes_per_host') -> 'strategy.processes_per_host'.
-
-    Pydantic puts the discriminator's tag into the location of a tagged union member; users
-    never wrote it, so it is dropped.
-    """
-    parts: list[str] = []
-    for item in loc:
-        if isinstance(item, int):
-            parts.append(f"[{item}]")
-        elif item in drop:
-            continue
-        else:
-            parts.append(("." if parts else "") + str(item))
-    return "".join(parts)
-
-
-def problems_from_validation_error(
-    exc: ValidationError, prefix: str = "", drop: frozenset[str] = frozenset()
-) -> list[Problem]:
-    problems = []
-    for error in exc.errors(include_url=False):
-        valid: str | None = None
-        loc = ((prefix,) if prefix else ()) + tuple(error["loc"])
-        if error["type"] == "unknown_key":  # raised by StrictModel: the key belongs in the path
-            loc = loc + (error["ctx"]["key"],)
-        message = error["msg"]
-        if message.startswith("Value error, "):
-            message = message[len("Value error, ") :]
-        value = error.get("input")
-        if error["type"] == "union_tag_not_found":
-            tag = error["ctx"]["discriminator"].strip("'")
-            message = f"needs a {tag!r} key naming one of: {', '.join(sorted(drop))}"
-        if error["type"] == "union_tag_invalid":
-            tag, expected = str(error["ctx"]["tag"]), error["ctx"]["expected_tags"]
-            close = suggest(tag.replace("-", "_").lower(), expected.replace("'", "").split(", "))
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            message = f"unknown {error['ctx']['discriminator'].strip(chr(39))} {tag!r}{hint}"
-            value, valid = None, expected
-        if error["type"] == "extra_forbidden":
-            from smdist.unknown_keys import unknown_key_message
-
-            message = unknown_key_message(exc.title, error["loc"][:-1], error["loc"][-1], prefix)
-            value = None  # the key is the problem, not its value
-        if error["type"] in ("missing", "model_type", "dict_type") or isinstance(value, dict):
-            value = None
-        message, plain_valid = _plain_words(error, message)
-        problems.append(Problem(render_location(loc, drop), message, value, valid or plain_valid))
-    return problems
-
-
-# Pydantic's generic messages, reworded with what would be valid (a custom message keeps its own).
-_TYPES = {
-    "int_type": "an integer",
-    "float_type": "a number",
-    "string_type": "a string",
-    "bool_type": "true or false",
-    "dict_type": "a mapping of keys to values",
-    "model_type": "a mapping of keys to values",
-    "list_type": "a list",
-}
-_BOUNDS = {
-    "less_than_equal": ("le", "at most"),
-    "less_than": ("lt", "less than"),
-    "greater_than_equal": ("ge", "at least"),
-    "greater_than": ("gt", "more than"),
-}
-
-
-def _plain_words(error: Any, message: str) -> tuple[str, str | None]:
-    kind = error["type"]
-    if kind == "missing":
-        return "is required", _REQUIRED.get(str(error["loc"][-1]), "a value for this key")
-    if kind in _TYPES:
-        return "has the wrong type", _TYPES[kind]
-    if kind in _BOUNDS:
-        bound, words = _BOUNDS[kind]
-        return "is out of range", f"{words} {error['ctx'][bound]}"
-    if kind == "literal_error":
-        return "is not one of the choices", str(error["ctx"]["expected"])
-    if kind == "string_pattern_mismatch":
-        return "does not have the expected form", f"text matching {error['ctx']['pattern']}"
-    return message, None
-
-
-_REQUIRED = {
-    "name": "a job name such as my-job (letters, digits, hyphens)",
-    "strategy": "a mapping such as {kind: pytorch_ddp}; kinds: mwms, horovod, pytorch_ddp, "
-    "sddp, sdmp",
-    "cluster": "a mapping such as {instance_type: ml.g5.xlarge, instance_count: 2}",
-    "instance_type": "a SageMaker training instance type such as ml.g5.xlarge",
-    "instance_count": "a whole number of instances, 1 or more",
-    "uri": "s3://bucket/prefix or file:///local/path",
-}

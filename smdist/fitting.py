@@ -20,7 +20,7 @@ def _spec_from(spec: Any, fields: dict[str, Any]):
     validated as they are, never dumped and re-read (a dump that leaves defaults out would lose
     the ``kind`` that picks the strategy).
     """
-    from smdist.spec import as_job_spec
+    from smdist.checks.reading import as_job_spec
 
     if spec is not None and fields:
         raise TypeError("pass either a JobSpec or its fields as keyword arguments, not both")
@@ -48,8 +48,8 @@ def fit(
         raise SpecError(
             [Problem("backend", "unknown backend", backend, ", ".join(BACKENDS))], OPTION
         )
-    from smdist.disk_checks import check_paths
-    from smdist.planning import plan as make_plan
+    from smdist.checks.disk import check_paths
+    from smdist.planning.plan import plan as make_plan
 
     check_options(backend, options or {})
     job_spec = _spec_from(spec, fields)
@@ -59,7 +59,7 @@ def fit(
     module = importlib.import_module(BACKENDS[backend])
     plan = make_plan(job_spec)
     if backend != DEFAULT_BACKEND:  # the code is uploaded or copied into a container
-        from smdist.packaging import upload_notice
+        from smdist.packaging.bundle import upload_notice
 
         for line in upload_notice(plan):
             print(line, file=sys.stderr)

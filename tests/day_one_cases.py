@@ -42,7 +42,7 @@ def assert_refused_without_a_version(strategy: dict, instance: str, role: str, t
                                      capsys) -> None:  # fmt: skip
     """A job whose image must carry a library, with no framework_version: ``validate`` and the
     dry run both refuse it, naming code.framework_version."""
-    from smdist.cli import main
+    from smdist.cli.app import main
 
     path = job_file(
         tmp_path,
@@ -60,7 +60,7 @@ def assert_named_bucket_refused(how: str, typo: str, path: Path, boto_session, c
                                 monkeypatch) -> None:  # fmt: skip
     """``submit`` with a bucket named by ``how`` (``--bucket`` or ``SMDIST_BUCKET``) that does
     not exist: exit 2 naming it, no bucket created, no job."""
-    from smdist.cli import main
+    from smdist.cli.app import main
 
     args = ["submit", str(path)]
     if how == "--bucket":

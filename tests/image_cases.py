@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 
 from smdist.catalog import images
-from smdist.cli import main
+from smdist.cli.app import main
 
 REGIONS = ("us-west-2", "eu-central-2", "cn-north-1")
 INSTANCE = {"gpu": "ml.p4d.24xlarge", "cpu": "ml.c5.xlarge"}

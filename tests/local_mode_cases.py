@@ -39,7 +39,7 @@ from fake_docker.support import (
 
 import smdist
 from smdist.backends.base import JobStatus
-from smdist.backends.sagemaker_local import check_machine
+from smdist.backends.sagemaker.local_mode import check_machine
 from smdist.errors import CANNOT_RUN_HERE, SpecError
 
 LINE = sdk_line()
@@ -311,7 +311,7 @@ def test_submit_without_wait_keeps_the_job_and_the_commands_find_it(machine):
     machine.docker()
     (machine.project / "job.yaml").write_text(yaml.safe_dump(machine.spec(SLEEPER)))
     script = Path(sys.executable).with_name("smdist")
-    smdist_cli = [str(script)] if script.exists() else [sys.executable, "-m", "smdist.cli"]
+    smdist_cli = [str(script)] if script.exists() else [sys.executable, "-m", "smdist.cli.app"]
     submitted = subprocess.run(
         [*smdist_cli, "submit", "job.yaml", "--backend", "sagemaker-local"],
         capture_output=True,
@@ -429,7 +429,7 @@ def _sdk_stream_output():
 
 def test_an_interrupted_compose_is_not_a_completed_job(capfd):
     """Compose exits 130 when interrupted; the SDK's own streaming takes that for success."""
-    from smdist.backends.sagemaker_local.sdk_runs import ComposeExit, stream_output
+    from smdist.backends.sagemaker.local_mode.sdk_runs import ComposeExit, stream_output
 
     def interrupted() -> subprocess.Popen:
         program = "import sys; print('Gracefully stopping...'); sys.exit(130)"

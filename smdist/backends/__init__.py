@@ -17,7 +17,7 @@ from smdist.errors import OPTION, Problem, SpecError
 BACKENDS = {
     "local": "smdist.backends.local",
     "sagemaker": "smdist.backends.sagemaker",
-    "sagemaker-local": "smdist.backends.sagemaker_local",
+    "sagemaker-local": "smdist.backends.sagemaker.local_mode",
 }
 DEFAULT_BACKEND = "local"
 # The options each backend's ``launch`` takes: an unknown one is refused before anything runs,
@@ -76,11 +76,4 @@ def check_options(backend: str, options: dict[str, Any]) -> None:
         )
 
 
-def fit(spec: Any = None, **kwargs: Any) -> Job:
-    """``smdist.fit``: see ``smdist.fitting.fit`` (kept here for imports of older code)."""
-    from smdist.fitting import fit as run
-
-    return run(spec, **kwargs)
-
-
-__all__ = ["BACKENDS", "Job", "JobError", "JobStatus", "fit"]
+__all__ = ["BACKENDS", "Job", "JobError", "JobStatus"]

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from smdist.planning import Plan
+    from smdist.planning.plan import Plan
 
 
 class JobStatus(str, enum.Enum):

@@ -30,7 +30,6 @@ __all__ = [
     "is_version_supported",
     "known_instance_types",
     "minimum_version",
-    "nccl_environment",
     "price_region",
     "supported_versions",
     "training_instance_types",
@@ -374,13 +373,6 @@ def dlc_versions(framework: str) -> dict[str, list[str]]:
     _check_name("framework", framework, _framework_catalog().frameworks)
     repository = images.repository_for(framework)
     return {image.version: list(image.py_versions) for image in images.training_images(repository)}
-
-
-def nccl_environment(instance_type: str) -> dict[str, str]:
-    """The libfabric/NCCL variables a multi-host job on ``instance_type`` needs (see ``efa``)."""
-    from smdist.catalog import efa
-
-    return efa.nccl_environment(instance_type)
 
 
 def compare_versions(a: str, b: str) -> int:

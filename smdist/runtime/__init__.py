@@ -9,7 +9,7 @@ It runs on the image's own Python, so it keeps to Python 3.8 (``PYTHON_FLOOR``):
 no run-time construct newer than that (``X | Y``, ``list[int]`` outside annotations,
 ``zip(strict=)``, ``str.removeprefix``...). Every interpreter of the range is tested
 (tests/integration/test_runtime_pythons.py); the catalogue refuses images whose Python is
-outside it for the jobs that run this code (``smdist.catalog_checks``).
+outside it for the jobs that run this code (``smdist.checks.catalog``).
 """
 
 import sys

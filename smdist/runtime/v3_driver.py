@@ -39,17 +39,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .container_contract import (
+from ..contract.commands import Image, Launch, Launcher, mpi_command, program_command
+from ..contract.environment import (
     FRAMEWORK_MODULES,
     HostConfig,
     Machine,
     sm_variables,
     training_environment,
 )
-from .host_commands import Image, Launch, Launcher, mpi_command, program_command
-from .hostname_shim import build_dlc_shim, preload, toolkit_shim
-from .image_prerequisites import absent_optional, missing_prerequisites
-from .parameter_server_host import run_host
+from ..contract.hostname_shim import build_dlc_shim, preload, toolkit_shim
+from ..contract.image_prerequisites import absent_optional, missing_prerequisites
+from ..contract.parameter_server_host import run_host
 from .tf_config import DEFAULT_PORT, build_tf_config
 
 DRIVER_CONFIG = "/opt/ml/input/data/sm_drivers/distributed.json"

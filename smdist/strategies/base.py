@@ -23,12 +23,13 @@ from pydantic import (
     model_serializer,
 )
 
-from smdist import catalog, topology
-from smdist.base import StrictModel
-from smdist.cluster import Cluster
+from smdist import catalog
+from smdist.contract.commands import Launch, Launcher
 from smdist.errors import Problem, SpecError
-from smdist.runtime.host_commands import Launch, Launcher
-from smdist.topology import Topology
+from smdist.spec import topology
+from smdist.spec.base import StrictModel
+from smdist.spec.cluster import Cluster
+from smdist.spec.topology import Topology
 
 Framework = Literal["pytorch", "tensorflow"]
 

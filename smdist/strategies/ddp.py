@@ -20,9 +20,9 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from smdist import catalog
-from smdist.cluster import Cluster
+from smdist.contract.commands import Launcher
 from smdist.errors import Problem
-from smdist.runtime.host_commands import Launcher
+from smdist.spec.cluster import Cluster
 from smdist.strategies.base import ProcessesPerHost, Strategy
 
 LAUNCHER_SCRIPT = "launch_torchrun.py"

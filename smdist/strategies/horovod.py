@@ -10,9 +10,9 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from smdist.cluster import Cluster
+from smdist.contract.commands import Launcher
 from smdist.errors import Problem
-from smdist.runtime.host_commands import Launcher
+from smdist.spec.cluster import Cluster
 from smdist.strategies.base import MPIOptionsMixin, ProcessesPerHost, Strategy
 from smdist.strategies.neuron import refuse_tensorflow_on_neuron
 

@@ -12,9 +12,9 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, field_validator
 
 from smdist import catalog
-from smdist.cluster import Cluster
+from smdist.contract.commands import Launcher
 from smdist.errors import Problem
-from smdist.runtime.host_commands import Launcher
+from smdist.spec.cluster import Cluster
 from smdist.strategies.base import Strategy
 from smdist.strategies.neuron import refuse_tensorflow_on_neuron
 

@@ -8,8 +8,8 @@ SMP v1 with TensorFlow must be refused there before a job is created.
 from __future__ import annotations
 
 from smdist import catalog
-from smdist.cluster import Cluster
 from smdist.errors import Problem
+from smdist.spec.cluster import Cluster
 
 NEURON_ACCELERATORS = {"trainium": "Trainium", "inferentia": "Inferentia"}
 # Instance families by name, for types newer than the catalogue.

@@ -4,16 +4,16 @@ SageMaker's TensorFlow toolkit runs it when the estimator's ``parameter_server``
 is enabled and the job has two or more hosts: on every host it starts a parameter server (a
 ``ps`` task on port 2223, CPU only), then the training script with a TF_CONFIG in which the
 first host is the ``master`` (the coordinator) and the others are ``worker`` tasks
-(``smdist.runtime.parameter_server`` mirrors it outside the toolkit).
+(``smdist.contract.parameter_server`` mirrors it outside the toolkit).
 """
 
 from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from smdist.cluster import Cluster
+from smdist.contract.commands import Launcher
 from smdist.errors import Problem
-from smdist.runtime.host_commands import Launcher
+from smdist.spec.cluster import Cluster
 from smdist.strategies.base import Strategy
 from smdist.strategies.neuron import refuse_tensorflow_on_neuron
 

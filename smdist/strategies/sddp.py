@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from smdist.cluster import Cluster
+from smdist.contract.commands import Launcher
 from smdist.errors import Problem
-from smdist.runtime.host_commands import Launcher
+from smdist.spec.cluster import Cluster
 from smdist.strategies.base import MPIOptionsMixin, Strategy, require_library
 
 

@@ -14,9 +14,10 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from smdist.base import UNKNOWN_KEY
-from smdist.cluster import Cluster
-from smdist.errors import Problem, problems_from_validation_error, render_location
+from smdist.errors import Problem
+from smdist.spec.base import UNKNOWN_KEY
+from smdist.spec.cluster import Cluster
+from smdist.spec.validation_errors import problems_from_validation_error, render_location
 from smdist.strategies.base import ProcessesPerHost, Strategy, require_library
 
 # The tags of the nested union (smdist.strategies.sdmp); pydantic puts them into error paths.

@@ -12,13 +12,13 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
-from smdist import topology
-from smdist.cluster import Cluster
+from smdist.contract.commands import Launcher
 from smdist.errors import Problem
-from smdist.runtime.host_commands import Launcher
+from smdist.spec import topology
+from smdist.spec.cluster import Cluster
+from smdist.spec.topology import Topology
 from smdist.strategies.base import MPIOptionsMixin
 from smdist.strategies.smp_base import ModelParallel, divisors
-from smdist.topology import Topology
 
 # Placement: "cluster" keeps a replica's model-parallel ranks next to each other (same host),
 # "spread" interleaves replicas. With tensor parallelism a permutation of D (data), P (pipeline)

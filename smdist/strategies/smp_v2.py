@@ -11,12 +11,12 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from smdist import topology
-from smdist.cluster import Cluster
+from smdist.contract.commands import Launcher
 from smdist.errors import Problem
-from smdist.runtime.host_commands import Launcher
+from smdist.spec import topology
+from smdist.spec.cluster import Cluster
+from smdist.spec.topology import Topology
 from smdist.strategies.smp_base import ModelParallel, divisors
-from smdist.topology import Topology
 
 # In mp_parameters only when set (None = the library's default).
 _OPTIONAL = (

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from smdist.cli import main
+from smdist.cli.app import main
 
 from .conftest import BUCKET, REGION, ROLE
 

@@ -8,8 +8,8 @@ import pytest
 from conformance_cases import CASES, SMDDP, TF
 
 from smdist.backends import sagemaker as backend
-from smdist.planning import plan
-from smdist.spec import JobSpec
+from smdist.planning.plan import plan
+from smdist.spec.job import JobSpec
 
 from .conftest import BUCKET, REGION, ROLE
 

@@ -11,7 +11,7 @@ import day_one_cases
 import pytest
 from day_one_cases import EXAMPLES, LIBRARY_JOBS, no_aws_configuration  # noqa: F401 - a fixture
 
-from smdist.cli import main
+from smdist.cli.app import main
 
 from .conftest import BUCKET, ROLE
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from smdist.backends import sagemaker as backend
-from smdist.planning import plan
-from smdist.spec import JobSpec
+from smdist.planning.plan import plan
+from smdist.spec.job import JobSpec
 
 from .conftest import BUCKET, ROLE
 

@@ -135,7 +135,7 @@ def lay_out_hosts(
     host, ShardedByS3Key ones split by sorted key (object i to host i mod N).
     """
     # Imported here: the namespace side of this file must not need smdist.
-    from smdist.runtime.container_contract import input_data_config, resource_config
+    from smdist.contract.environment import input_data_config, resource_config
 
     names, channels = _host_names(hosts), request.get("InputDataConfig") or []
     sources = {c["ChannelName"]: _source(c) for c in channels}

@@ -18,11 +18,11 @@ import sys
 import pytest
 from conformance_cases import CASES, SMDDP, STRATEGIES
 
-from smdist import packaging
 from smdist.backends import sagemaker as backend
-from smdist.backends.sagemaker import v3 as v3
-from smdist.planning import plan
-from smdist.spec import JobSpec
+from smdist.backends.sagemaker.v3 import trainer as v3
+from smdist.packaging import bundle as packaging
+from smdist.planning.plan import plan
+from smdist.spec.job import JobSpec
 
 from .conftest import BUCKET, REGION, ROLE
 
@@ -205,7 +205,7 @@ def test_cli_dry_run_prints_the_v3_request_and_calls_no_aws(tmp_path, aws):
            "SAGEMAKER_USER_CONFIG_OVERRIDE": "", "AWS_EC2_METADATA_DISABLED": "true"}  # fmt: skip
     env.pop("SAGEMAKER_USER_CONFIG_OVERRIDE")
     done = subprocess.run(
-        [sys.executable, "-m", "smdist.cli", "submit", str(job), "--dry-run"],
+        [sys.executable, "-m", "smdist.cli.app", "submit", str(job), "--dry-run"],
         capture_output=True, text=True, env=env, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -237,7 +237,7 @@ def test_hyperparameters_differ_from_a_plain_model_trainer_only_in_their_encodin
     """DELIBERATE_DIFFERENCES["HyperParameters"]."""
     from sagemaker.train.container_drivers.common.utils import safe_serialize
 
-    from smdist.backends.sagemaker.v3_hyperparameters import for_v3_drivers
+    from smdist.backends.sagemaker.v3.hyperparameters import for_v3_drivers
 
     values = {"epochs": 2, "version": "1.10", "flag": True, "scale": "1e3", "note": "two words"}
     strategy, code, _ = STRATEGIES["ddp-static"]

@@ -11,7 +11,7 @@ import day_one_cases
 import pytest
 from day_one_cases import EXAMPLES, LIBRARY_JOBS, no_aws_configuration  # noqa: F401 - a fixture
 
-from smdist.cli import main
+from smdist.cli.app import main
 
 from .conftest import BUCKET, ROLE
 
@@ -98,8 +98,8 @@ def test_a_library_image_without_a_version_is_refused_by_validate_and_the_dry_ru
 
 def test_model_trainer_takes_submits_defaults(aws, boto_session, bucket, tmp_path, monkeypatch):
     import smdist
+    from smdist.checks.reading import load
     from smdist.errors import SpecError
-    from smdist.spec import load
 
     monkeypatch.setenv("SMDIST_ROLE", ROLE)
     monkeypatch.setenv("SMDIST_BUCKET", bucket)

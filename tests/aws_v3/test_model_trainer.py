@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
-from smdist.backends.sagemaker import v3 as v3
+from smdist.backends.sagemaker.v3 import trainer as v3
 from smdist.errors import SpecError
-from smdist.planning import plan
+from smdist.planning.plan import plan
 from smdist.runtime.metrics import metric_definitions
-from smdist.spec import JobSpec
+from smdist.spec.job import JobSpec
 
 from .conftest import BUCKET, REGION, ROLE
 
@@ -282,7 +282,7 @@ def test_warm_pool(boto_session, bucket, captured_requests):
 def test_code_already_in_s3_is_not_uploaded_again(
     boto_session, bucket, captured_requests, tmp_path
 ):
-    from smdist import packaging
+    from smdist.packaging import bundle as packaging
 
     job_plan = plan(
         job_spec("code-uri", {"kind": "pytorch_ddp"}, PT, "ml.g5.12xlarge", 2, inputs={})

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from smdist.backends import sagemaker as backend
-from smdist.planning import plan
-from smdist.spec import JobSpec
+from smdist.planning.plan import plan
+from smdist.spec.job import JobSpec
 
 from .conftest import BUCKET, ROLE
 from .emulated_container import run_request
@@ -101,7 +101,7 @@ def test_horovod_script_runs_under_one_mpirun_across_both_hosts(
     output = results[0].output
     ranks = sorted(set(re.findall(r"user-script rank=(\d) local_rank=0 world=2", output)))
     assert ranks == ["0", "1"], describe(results)  # v3's own MPI driver would run one host
-    # The MPIRunner's command (smdist.runtime.host_commands), not a smaller one of smdist's.
+    # The MPIRunner's command (smdist.contract.commands), not a smaller one of smdist's.
     started = re.search(r"smdist driver: (\[\"mpirun\".*\])", output)
     assert started, describe(results)
     argv = json.loads(started.group(1))

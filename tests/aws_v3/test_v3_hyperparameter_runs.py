@@ -13,9 +13,9 @@ import json
 from pathlib import Path
 
 from smdist.backends import sagemaker as backend
-from smdist.backends.sagemaker.v3_hyperparameters import for_v3_drivers
-from smdist.planning import plan
-from smdist.spec import JobSpec
+from smdist.backends.sagemaker.v3.hyperparameters import for_v3_drivers
+from smdist.planning.plan import plan
+from smdist.spec.job import JobSpec
 
 from .conftest import BUCKET, ROLE
 from .emulated_container import run_request

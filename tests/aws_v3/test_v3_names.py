@@ -16,10 +16,10 @@ import sys
 import pytest
 
 from smdist.backends import sagemaker as backend
-from smdist.backends.sagemaker import v3 as v3
+from smdist.backends.sagemaker.v3 import trainer as v3
 from smdist.errors import SpecError
-from smdist.planning import plan
-from smdist.spec import JobSpec
+from smdist.planning.plan import plan
+from smdist.spec.job import JobSpec
 
 from .conftest import BUCKET, REGION, ROLE
 from .emulated_container import run_request
@@ -122,7 +122,7 @@ def test_validate_plan_and_dry_run_exit_2_naming_them(command, tmp_path):
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "SMDIST_BUCKET": BUCKET,
            "AWS_EC2_METADATA_DISABLED": "true"}  # fmt: skip
     done = subprocess.run(
-        [sys.executable, "-m", "smdist.cli", command[0], str(job), *command[1:]],
+        [sys.executable, "-m", "smdist.cli.app", command[0], str(job), *command[1:]],
         capture_output=True, text=True, env=env, timeout=120, check=False,
     )  # fmt: skip
     said = " ".join(done.stderr.split())  # the console wraps long lines

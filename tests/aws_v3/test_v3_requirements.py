@@ -17,9 +17,9 @@ import zipfile
 from pathlib import Path
 
 from smdist.backends import sagemaker as backend
-from smdist.backends.sagemaker import v3 as v3
-from smdist.planning import plan
-from smdist.spec import JobSpec
+from smdist.backends.sagemaker.v3 import trainer as v3
+from smdist.planning.plan import plan
+from smdist.spec.job import JobSpec
 
 from .conftest import BUCKET, ROLE
 from .emulated_container import run_request

@@ -30,13 +30,13 @@ import pytest
 import yaml
 
 from smdist.backends import sagemaker as backend
-from smdist.planning import plan
-from smdist.runtime.container_contract import (
+from smdist.contract.environment import (
     command_line_arguments,
     decode_hyperparameters,
     split_hyperparameters,
 )
-from smdist.spec import JobSpec
+from smdist.planning.plan import plan
+from smdist.spec.job import JobSpec
 
 from .conftest import BUCKET, ROLE
 from .emulated_container import run_request

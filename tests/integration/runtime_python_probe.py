@@ -2,7 +2,8 @@
 
     python runtime_python_probe.py BUNDLE WORK [--contract-only]   (writes WORK/report.json)
 
-BUNDLE is a staged code directory (``smdist.packaging.stage``: the ready entry points, the stub
+BUNDLE is a staged code directory (``smdist.packaging.bundle.stage``: the ready entry points,
+the stub
 ``smdist/__init__.py``, ``smdist/runtime/``) with ``smdist_driver.py`` beside them; WORK is an
 empty directory. The report has, per module of the bundle, ``ok``, ``needs <framework>`` (only
 when this interpreter lacks that framework) or the failure; and the container contract's
@@ -94,15 +95,10 @@ with open(os.environ["PROBE_RECORD"], "w") as handle:
 def contract(bundle, work):
     from pathlib import Path
 
-    from smdist.runtime import container_contract as cc
-    from smdist.runtime import (
-        environments,
-        host_commands,
-        hostname_shim,
-        launcher,
-        tf_config,
-        v3_driver,
-    )
+    from smdist.contract import commands as host_commands
+    from smdist.contract import environment as cc
+    from smdist.contract import hostname_shim
+    from smdist.runtime import environments, launcher, tf_config, v3_driver
 
     results = {}
     results["tf_config"] = tf_config.build_tf_config(HOSTS, "algo-2")

@@ -50,7 +50,7 @@ def write_job(tmp_path: Path, environment: dict[str, str] | None = None) -> Path
 
 def smdist(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "smdist.cli", *args],
+        [sys.executable, "-m", "smdist.cli.app", *args],
         cwd=tmp_path,
         env=clean_environ(),
         capture_output=True,

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from smdist.packaging import entry_points_dir
+from smdist.packaging.bundle import entry_points_dir
 
 pytestmark = [pytest.mark.integration, pytest.mark.torch]
 

@@ -103,7 +103,7 @@ def smdist_run(
     """``smdist run job --root tmp/.smdist args``; returns a Run (or the Popen with start_only)."""
     root = tmp_path / ".smdist"
     log = tmp_path / f"smdist-run-{time.monotonic_ns()}.log"
-    command = [PYTHON, "-m", "smdist.cli", "run", str(job), "--root", str(root), *args]
+    command = [PYTHON, "-m", "smdist.cli.app", "run", str(job), "--root", str(root), *args]
     with open(log, "wb") as handle:
         process = subprocess.Popen(
             command,

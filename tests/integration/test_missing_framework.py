@@ -67,10 +67,10 @@ def python_without_torch(tmp_path_factory) -> str:
                 continue
             (site / top).symlink_to(dist.locate_file(top))
     (site / "smdist-checkout.pth").write_text(f"{REPO}\n")
-    probe = subprocess.run([str(python), "-c", "import smdist.cli, typer; import torch"])
+    probe = subprocess.run([str(python), "-c", "import smdist.cli.app, typer; import torch"])
     if probe.returncode == 0:
         pytest.skip(f"{base} has torch: no Python without it to test with")
-    assert subprocess.run([str(python), "-c", "import smdist.cli"]).returncode == 0
+    assert subprocess.run([str(python), "-c", "import smdist.cli.app"]).returncode == 0
     return str(python)
 
 
@@ -80,7 +80,7 @@ def test_smdist_run_without_torch_exits_2_before_starting_anything(python_withou
         [
             python_without_torch,
             "-m",
-            "smdist.cli",
+            "smdist.cli.app",
             "run",
             str(EXAMPLES / "pytorch_ddp.yaml"),
             "--root",

@@ -1,8 +1,8 @@
-"""The parameter_server distribution by hand: smdist.runtime.parameter_server and
+"""The parameter_server distribution by hand: smdist.contract.parameter_server and
 tensorflow_parameter_server.py as SageMaker's TensorFlow toolkit starts them, without a backend.
 
 Two emulated hosts on 127.0.0.1, each as the toolkit runs one: its parameter server first
-(``python -m smdist.runtime.parameter_server``), then the entry point with the host's TF_CONFIG.
+(``python -m smdist.contract.parameter_server``), then the entry point with the host's TF_CONFIG.
 The toolkit's ports (2222 for master/worker, 2223 for ps) become free ports here, through
 ``tf_config``'s address function: TensorFlow servers bind 0.0.0.0:<port>, so hosts sharing a
 machine need distinct ports. The unit tests of ``tf_config`` need no TensorFlow.
@@ -30,7 +30,7 @@ from multiprocess_runs import (
     wait_all,
 )
 
-from smdist.runtime.parameter_server import (
+from smdist.contract.parameter_server import (
     MASTER_PORT,
     PS_PORT,
     TF_CONFIG_ENV,
@@ -163,7 +163,7 @@ def test_parameter_server_config_from_the_environment():
 def test_parameter_server_on_one_host_exits_at_once(tmp_path):
     environ = clean_environ({"SM_HOSTS": '["algo-1"]', "SM_CURRENT_HOST": "algo-1"})
     done = subprocess.run(
-        [PYTHON, "-m", "smdist.runtime.parameter_server"],
+        [PYTHON, "-m", "smdist.contract.parameter_server"],
         env=environ,
         cwd=tmp_path,
         capture_output=True,
@@ -205,7 +205,7 @@ def test_two_hosts_train_through_parameter_servers(tmp_path: Path):
             ps_config = tf_config(hosts, host, ps_task=True, address=address)
             servers.append(
                 start(
-                    [PYTHON, "-m", "smdist.runtime.parameter_server"],
+                    [PYTHON, "-m", "smdist.contract.parameter_server"],
                     tmp_path / f"ps-{host}.log",
                     clean_environ({**environ, TF_CONFIG_ENV: json.dumps(ps_config)}),
                 )

@@ -44,7 +44,7 @@ def make_project(root: Path) -> Path:
 
 def smdist(project: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [PYTHON, "-m", "smdist.cli", *args],
+        [PYTHON, "-m", "smdist.cli.app", *args],
         cwd=project,  # the default root, .smdist, lands inside source_dir as a user's would
         env=clean_environ({"AWS_EC2_METADATA_DISABLED": "true"}),
         capture_output=True,

@@ -1,6 +1,6 @@
 """smdist's in-container code runs on every Python from PYTHON_FLOOR to PYTHON_CEILING.
 
-The code ships with the job (``smdist.packaging``: the ready entry points, ``smdist/runtime``
+The code ships with the job (``smdist.packaging.bundle``: the ready entry points, ``smdist/runtime``
 under a stub ``smdist`` package, smdist's v3 driver) and runs on the training image's Python,
 without pydantic or anything else smdist needs where jobs are planned. For each interpreter of
 the range found here (pyenv's, else ``python3.X`` on PATH), ``runtime_python_probe.py`` imports
@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from smdist import packaging
-from smdist.planning import plan
+from smdist.packaging import bundle as packaging
+from smdist.planning.plan import plan
 from smdist.runtime import PYTHON_CEILING, PYTHON_FLOOR, PYTHON_RANGE
-from smdist.spec import JobSpec
+from smdist.spec.job import JobSpec
 
 pytestmark = pytest.mark.integration
 

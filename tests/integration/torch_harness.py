@@ -24,7 +24,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from smdist.packaging import entry_points_dir
+from smdist.packaging.bundle import entry_points_dir
 
 # The installed package's ready scripts (the source tree's under an editable install): a run
 # against an installed wheel (.ci/wheel-check) exercises the wheel's own files.

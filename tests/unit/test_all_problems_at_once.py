@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from smdist.cli import main
+from smdist.checks.reading import load
+from smdist.cli.app import main
 from smdist.errors import SpecError
-from smdist.spec import JobSpec, load
+from smdist.spec.job import JobSpec
 
 
 def write(tmp_path: Path, text: str) -> Path:

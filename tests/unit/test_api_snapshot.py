@@ -10,9 +10,9 @@ from importlib import resources
 
 import pytest
 
-from smdist import spec, wire
 from smdist.backends import job_names
-from smdist.catalog import api, snapshot
+from smdist.catalog import api, snapshot, wire
+from smdist.spec import job as spec
 
 SNAPSHOT = json.loads(
     resources.files("smdist.catalog").joinpath("sagemaker_api.json").read_text(encoding="utf-8")
@@ -88,7 +88,7 @@ def test_job_name_prefix_leaves_room_for_the_backend_suffix():
 def test_spec_enumerations_match_the_api():
     from typing import get_args
 
-    from smdist.spec import Input
+    from smdist.spec.job import Input
 
     distribution = get_args(Input.model_fields["distribution"].annotation)
     assert set(distribution) == set(api.field("s3_data_distribution").enum)

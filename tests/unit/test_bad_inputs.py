@@ -8,7 +8,7 @@ import pytest
 
 import smdist
 from smdist.errors import SpecError
-from smdist.spec import JobSpec
+from smdist.spec.job import JobSpec
 
 BASE = {
     "name": "job",

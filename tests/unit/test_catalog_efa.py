@@ -43,7 +43,7 @@ def all_instances() -> list[catalog.InstanceInfo]:
 def test_the_instances_sagemakers_lists_missed_are_efa_with_rdma(instance_type):
     info = catalog.instance(instance_type)
     assert info.training and info.efa and info.efa_rdma
-    assert catalog.nccl_environment(instance_type) == {**RDMA, "RDMAV_FORK_SAFE": "1"}
+    assert efa.nccl_environment(instance_type) == {**RDMA, "RDMAV_FORK_SAFE": "1"}
 
 
 def test_sagemakers_own_lists_agree_with_the_catalogue():
@@ -107,23 +107,23 @@ def test_efa_interfaces_follow_the_network_cards():
 
 
 def test_efa_without_rdma_does_not_force_rdma():
-    assert catalog.nccl_environment("ml.g5.48xlarge") == {
+    assert efa.nccl_environment("ml.g5.48xlarge") == {
         "FI_PROVIDER": "efa",
         "NCCL_PROTO": "simple",
     }
 
 
 def test_a_gpu_instance_without_efa_disables_infiniband():
-    assert catalog.nccl_environment("ml.g5.xlarge") == {"NCCL_IB_DISABLE": "1"}
+    assert efa.nccl_environment("ml.g5.xlarge") == {"NCCL_IB_DISABLE": "1"}
 
 
 def test_a_cpu_instance_needs_no_nccl_settings():
-    assert catalog.nccl_environment("ml.c5.xlarge") == {}
+    assert efa.nccl_environment("ml.c5.xlarge") == {}
 
 
 def test_an_unknown_instance_type_is_refused_with_a_suggestion():
     with pytest.raises(ValueError, match=r"Unknown instance type 'p5en.48xlarge'.*ml\.p5en"):
-        catalog.nccl_environment("p5en.48xlarge")
+        efa.nccl_environment("p5en.48xlarge")
 
 
 def test_an_efa_instance_must_state_its_rdma_support(monkeypatch):

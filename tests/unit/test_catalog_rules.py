@@ -14,7 +14,7 @@ import pytest
 import smdist
 from smdist.catalog import api, images
 from smdist.errors import SpecError
-from smdist.spec import JobSpec
+from smdist.spec.job import JobSpec
 
 BASE = {
     "name": "job",
@@ -77,7 +77,7 @@ def test_region_typo_exits_2_on_the_command_line(tmp_path):
     text = "name: j\nstrategy: {kind: pytorch_ddp}\ncluster: {instance_type: ml.g5.xlarge}\n"
     path.write_text(text + "region: us-westt-2\n")
     done = subprocess.run(
-        [sys.executable, "-m", "smdist.cli", "validate", str(path)],
+        [sys.executable, "-m", "smdist.cli.app", "validate", str(path)],
         capture_output=True,
         text=True,
         timeout=60,

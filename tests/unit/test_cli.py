@@ -14,7 +14,7 @@ EXAMPLES = sorted(Path("examples").glob("*.yaml"))
 
 def smdist(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "smdist.cli", *args], capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "smdist.cli.app", *args], capture_output=True, text=True, timeout=120
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from smdist.cli import app, main
+from smdist.cli.app import app, main
 
 COMMANDS = ["plan", "validate", "schema", "instances", "run", "submit", "status", "logs", "stop"]
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import yaml
 
-from smdist import cli_local
-from smdist.cli import main
+from smdist.cli import local as cli_local
+from smdist.cli.app import main
 
 
 def job_file(tmp_path: Path, **extra) -> Path:

@@ -9,17 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from smdist.host_view import host_views, hosts_document, hosts_text
-from smdist.planning import plan
-from smdist.runtime.container_contract import command_line_arguments
-from smdist.spec import load
+from smdist.checks.reading import load
+from smdist.contract.environment import command_line_arguments
+from smdist.planning.host_view import host_views, hosts_document, hosts_text
+from smdist.planning.plan import plan
 
 EXAMPLES = Path("examples")
 
 
 def smdist(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "smdist.cli", *args], capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "smdist.cli.app", *args], capture_output=True, text=True, timeout=120
     )
 
 

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 from test_packaging import ddp_plan, private_cache, write  # noqa: F401 - the fixture is used by name
 
-from smdist import default_exclusions, packaging
-from smdist.manifest import build
-from smdist.upload_notice import LARGE_UPLOAD_FILES, large_upload_lines
+from smdist.packaging import bundle as packaging
+from smdist.packaging import exclusions as default_exclusions
+from smdist.packaging.manifest import build
+from smdist.packaging.notice import LARGE_UPLOAD_FILES, large_upload_lines
 
 
 @pytest.fixture

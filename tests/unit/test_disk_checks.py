@@ -16,7 +16,7 @@ import pytest
 
 import smdist
 from smdist import Cluster, Code, JobSpec, PyTorchDDP
-from smdist.disk_checks import check_paths, ready_entry_points
+from smdist.checks.disk import check_paths, ready_entry_points
 from smdist.errors import SpecError
 
 
@@ -62,7 +62,7 @@ def only_problem(path: Path) -> str:
 
 def validate(path: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     script = Path(sys.executable).with_name("smdist")
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "smdist.cli"]
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "smdist.cli.app"]
     return subprocess.run(
         [*command, "validate", str(path)],
         capture_output=True,

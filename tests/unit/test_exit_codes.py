@@ -19,7 +19,7 @@ from smdist.exit_codes import EXIT_INTERNAL, EXIT_INVALID, exit_code_for
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 _SCRIPT = Path(sys.executable).with_name("smdist")  # the console script pip installed
-COMMAND = [str(_SCRIPT)] if _SCRIPT.is_file() else [sys.executable, "-m", "smdist.cli"]
+COMMAND = [str(_SCRIPT)] if _SCRIPT.is_file() else [sys.executable, "-m", "smdist.cli.app"]
 
 
 def python_only_path(tmp_path: Path) -> str:

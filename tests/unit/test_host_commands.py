@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from smdist.catalog import instance
-from smdist.runtime.host_commands import (
+from smdist.contract.commands import (
     GETHOSTNAME_SHIM,
     HostArguments,
     Image,

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from smdist.runtime import hostname_shim, v3_driver
+from smdist.contract import hostname_shim
+from smdist.runtime import v3_driver
 
 SOURCE = Path(__file__).resolve().parents[1] / "fixtures" / "dlc_hostname" / "changehostname.c"
 needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="no gcc to compile the shim")

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from smdist.catalog import images
+from smdist.checks.images import training_image_uri
 from smdist.errors import SpecError
-from smdist.image_choice import training_image_uri
-from smdist.planning import plan
-from smdist.spec import JobSpec
+from smdist.planning.plan import plan
+from smdist.spec.job import JobSpec
 
 # Published tags of images newer than either SDK's tables: aws/deep-learning-containers
 # docs/src/data/{pytorch,pytorch-training}/*-sagemaker.yml (read 2026-11-24), in us-west-2.

@@ -35,7 +35,7 @@ def test_runtime_imports_without_pydantic():
 
 def test_public_functions_are_not_shadowed_by_submodules():
     code = (
-        "import smdist, smdist.planning, smdist.backends, smdist.spec\n"
+        "import smdist, smdist.planning.plan, smdist.backends, smdist.spec.job\n"
         "print(callable(smdist.plan), callable(smdist.fit), callable(smdist.load))\n"
     )
     result = subprocess.run(

@@ -16,7 +16,7 @@ import pytest
 
 import smdist
 from smdist import Cluster, JobSpec, PyTorchDDP
-from smdist.cli import _assignment
+from smdist.cli.app import _assignment
 from smdist.errors import SpecError
 from smdist.yaml_text import MAX_DEPTH, MAX_DOCUMENT_BYTES, MAX_VALUES
 
@@ -49,7 +49,7 @@ def refusal(path: Path) -> str:
 
 def smdist_cli() -> list[str]:
     script = Path(sys.executable).with_name("smdist")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "smdist.cli"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "smdist.cli.app"]
 
 
 def validate(path: Path) -> tuple[subprocess.CompletedProcess, float]:

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from smdist import packaging
 from smdist.backends.local.standins import SITE_DIR
-from smdist.planning import plan
-from smdist.spec import load
+from smdist.checks.reading import load
+from smdist.packaging import bundle as packaging
+from smdist.planning.plan import plan
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 REPO = Path(__file__).resolve().parents[2]

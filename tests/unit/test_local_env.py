@@ -20,9 +20,9 @@ from smdist.backends.local.layout import LOCAL_COLLECTIVE_TIMEOUT, plan_layout
 from smdist.backends.local.logs import attribute
 from smdist.backends.local.proctree import program_name
 from smdist.backends.local.ssh_stand_in import split_ssh_arguments
-from smdist.errors import SpecError
-from smdist.planning import plan
-from smdist.runtime.container_contract import (
+from smdist.checks.reading import load
+from smdist.contract.commands import Launcher, program_command
+from smdist.contract.environment import (
     HostConfig,
     Machine,
     command_line_arguments,
@@ -32,8 +32,9 @@ from smdist.runtime.container_contract import (
     sm_variables,
     training_environment,
 )
-from smdist.runtime.host_commands import Launcher, program_command
-from smdist.spec import JobSpec, load
+from smdist.errors import SpecError
+from smdist.planning.plan import plan
+from smdist.spec.job import JobSpec
 
 REFERENCE = Path(__file__).resolve().parents[1] / "fixtures" / "sagemaker_training_env.json"
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

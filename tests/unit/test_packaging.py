@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from smdist import packaging
 from smdist.errors import SpecError
-from smdist.planning import plan
-from smdist.spec import JobSpec
+from smdist.packaging import bundle as packaging
+from smdist.planning.plan import plan
+from smdist.spec.job import JobSpec
 
 SECRETS = [
     ".env",
@@ -151,9 +151,10 @@ def test_bundle_adds_runtime_stub_and_launcher(project: Path):
     assert "smdist/__init__.py" in entries
     assert "smdist/runtime/__init__.py" in entries
     assert "smdist/runtime/launcher.py" in entries
-    # Only the runtime travels: nothing that imports pydantic.
+    assert "smdist/contract/commands.py" in entries
+    # Only the runtime and the container contract travel: nothing that imports pydantic.
     assert not any(
-        a.startswith("smdist/") and not a.startswith("smdist/runtime/")
+        a.startswith("smdist/") and not a.startswith(("smdist/runtime/", "smdist/contract/"))
         for a in entries
         if a != "smdist/__init__.py"
     )

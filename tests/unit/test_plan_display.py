@@ -7,7 +7,7 @@ import pytest
 import smdist
 import smdist.catalog
 from smdist import Cluster, JobSpec
-from smdist.display import summary_rows
+from smdist.planning.display import summary_rows
 from smdist.strategies import SDMP, Horovod
 
 
@@ -55,7 +55,7 @@ def test_large_jobs_draw_a_bounded_picture():
 
 def test_instance_types_botocore_knows_are_accepted_with_a_warning():
     pytest.importorskip("botocore")
-    from smdist.instance_types import botocore_training_instance_types
+    from smdist.spec.instance_types import botocore_training_instance_types
 
     extra = sorted(
         t for t in botocore_training_instance_types() if smdist.catalog.instance(t) is None

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import typer
 
-from smdist.cli import app, main
+from smdist.cli.app import app, main
 
 ROOT = Path(__file__).parents[2]
 README = (ROOT / "README.md").read_text()

@@ -18,15 +18,16 @@ from pathlib import Path
 import pytest
 
 import smdist
-from smdist.backends.sagemaker import v3_request
+from smdist.backends.sagemaker.v3 import request as v3_request
 from smdist.catalog import images
 from smdist.errors import SpecError
 from smdist.runtime import PYTHON_CEILING, PYTHON_FLOOR, PYTHON_RANGE
-from smdist.spec import JobSpec
+from smdist.spec.job import JobSpec
 
 REPO = Path(__file__).resolve().parents[2]
 IN_CONTAINER = [
     *sorted((REPO / "smdist" / "runtime").rglob("*.py")),
+    *sorted((REPO / "smdist" / "contract").rglob("*.py")),
     *sorted((REPO / "entry_points").glob("*.py")),
     *sorted((REPO / "smdist" / "drivers").glob("*.py")),
 ]

@@ -17,10 +17,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from smdist import packaging, secret_scan
+from smdist.checks import secrets as secret_scan
 from smdist.errors import SpecError
-from smdist.planning import plan
-from smdist.spec import JobSpec
+from smdist.packaging import bundle as packaging
+from smdist.planning.plan import plan
+from smdist.spec.job import JobSpec
 
 
 @pytest.fixture(autouse=True)
@@ -595,7 +596,7 @@ def test_dry_run_lines_list_what_ships_and_every_left_out_path(leaky: Path):
 def test_cli_dry_run_prints_the_listing_on_stderr_and_json_on_stdout(
     leaky: Path, tmp_path: Path, capsys, monkeypatch
 ):
-    from smdist.cli import main
+    from smdist.cli.app import main
 
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     job = yaml.safe_load(Path("examples/pytorch_ddp.yaml").read_text())

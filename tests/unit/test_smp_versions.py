@@ -10,7 +10,7 @@ import pytest
 import smdist
 from smdist import Cluster, JobSpec
 from smdist.errors import SpecError
-from smdist.spec import json_schema
+from smdist.spec.job import json_schema
 from smdist.strategies import SDMP, ModelParallel, SMPv1, SMPv2
 
 V1_ONLY = sorted(set(SMPv1.model_fields) - set(SMPv2.model_fields))

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 import smdist
+from smdist.checks.reading import load
 from smdist.errors import SpecError
-from smdist.spec import load
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"

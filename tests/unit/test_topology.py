@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import smdist
 from smdist import Cluster, JobSpec
+from smdist.spec.topology import data_parallel, model_parallel, sharded
 from smdist.strategies import SDMP, Horovod
-from smdist.topology import data_parallel, model_parallel, sharded
 
 
 def test_ranks_fill_hosts_in_order():

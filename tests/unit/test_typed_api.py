@@ -12,9 +12,10 @@ import yaml
 
 import smdist
 from smdist import Checkpoint, Cluster, Code, JobSpec
+from smdist.checks.reading import as_job_spec
 from smdist.errors import SpecError
 from smdist.fitting import _spec_from
-from smdist.spec import Input, as_job_spec
+from smdist.spec.job import Input
 from smdist.strategies import MWMS, SDDP, SDMP, Horovod, PyTorchDDP, SMPv1, SMPv2
 
 # (id, typed strategy, the same strategy as a job file writes it, instance type, framework version)

@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from smdist.backends.sagemaker import v3_hyperparameters, v3_request
-from smdist.planning import plan
+from smdist.backends.sagemaker.v3 import hyperparameters as v3_hyperparameters
+from smdist.backends.sagemaker.v3 import request as v3_request
+from smdist.contract.environment import input_data_config, resource_config
+from smdist.planning.plan import plan
 from smdist.runtime import v3_driver
-from smdist.runtime.container_contract import input_data_config, resource_config
-from smdist.spec import JobSpec
+from smdist.spec.job import JobSpec
 
 REFERENCE = (
     Path(__file__).resolve().parents[1] / "fixtures" / "sagemaker_training_hyperparameters.json"
@@ -160,7 +161,7 @@ def test_validate_under_sdk_v2_only_warns_about_them(tmp_path):
         "hyperparameters: {lr.decay: 0.9}\n"
     )
     done = subprocess.run(
-        [sys.executable, "-m", "smdist.cli", "validate", str(job_file)],
+        [sys.executable, "-m", "smdist.cli.app", "validate", str(job_file)],
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr

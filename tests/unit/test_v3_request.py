@@ -9,13 +9,13 @@ import sys
 
 import pytest
 
-from smdist.backends.sagemaker import v3_request
+from smdist.backends.sagemaker.v3 import request as v3_request
+from smdist.contract.commands import program_command
+from smdist.contract.environment import input_data_config, resource_config
 from smdist.errors import SpecError
-from smdist.planning import plan
+from smdist.planning.plan import plan
 from smdist.runtime import v3_driver
-from smdist.runtime.container_contract import input_data_config, resource_config
-from smdist.runtime.host_commands import program_command
-from smdist.spec import JobSpec
+from smdist.spec.job import JobSpec
 
 IMAGE = {"image_uri": "123456789012.dkr.ecr.us-west-2.amazonaws.com/training:1"}
 

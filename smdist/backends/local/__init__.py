@@ -54,10 +54,10 @@ from smdist.backends.local.setup import (
     job_region,
     prepare_notes,
 )
-from smdist.default_exclusions import mark_local_root
+from smdist.packaging.exclusions import mark_local_root
 
 if TYPE_CHECKING:
-    from smdist.planning import Plan
+    from smdist.planning.plan import Plan
 
 
 class LocalJob:
@@ -216,7 +216,7 @@ class LocalJob:
         if checkpoint_note:
             log.note(f"[prepare] note: {checkpoint_note}")
 
-        from smdist import packaging
+        from smdist.packaging import bundle as packaging
 
         code = packaging.bundle(plan)  # the upload's file list: what SageMaker's hosts would get
         for host in hosts:

@@ -29,7 +29,7 @@ from smdist.errors import Problem, SpecError
 if TYPE_CHECKING:
     from smdist.backends.local.hosts import EmulatedHost
     from smdist.backends.local.logs import JobLog
-    from smdist.spec import Input, JobSpec
+    from smdist.spec.job import Input, JobSpec
 
 
 class InputError(RuntimeError):

@@ -3,7 +3,7 @@
 Each host gets ``input/config/{hyperparameters,resourceconfig,inputdataconfig}.json``,
 ``input/data/<channel>/``, ``model/``, ``output/data/``, ``checkpoints/`` and ``code/``, and
 the environment the container gives the user's script: the toolkit's ``SM_*`` variables
-(``smdist.runtime.container_contract``), the variables the toolkit and the framework container
+(``smdist.contract.environment``), the variables the toolkit and the framework container
 set besides them (job name, MASTER_ADDR / MASTER_PORT and NCCL defaults for PyTorch, TF_CONFIG for
 MultiWorkerMirroredStrategy), and what the emulation itself needs (host-name resolution, the
 host's share of the GPUs, the job's process token).
@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING
 
 from smdist.backends.local.layout import LocalLayout
 from smdist.backends.local.standins import SITE_DIR as STANDINS_DIR
-from smdist.runtime.container_contract import (
+from smdist.contract.commands import Launcher
+from smdist.contract.environment import (
     FRAMEWORK_MODULES,
     HostConfig,
     Machine,
@@ -31,13 +32,12 @@ from smdist.runtime.container_contract import (
     sm_variables,
     training_environment,
 )
-from smdist.runtime.host_commands import Launcher
-from smdist.runtime.parameter_server_host import ADDRESSES_ENV as PS_ADDRESSES_ENV
+from smdist.contract.parameter_server_host import ADDRESSES_ENV as PS_ADDRESSES_ENV
 from smdist.runtime.settings import LOCAL_JOB
 
 if TYPE_CHECKING:
     from smdist.backends.local.network import HostNames
-    from smdist.planning import Plan
+    from smdist.planning.plan import Plan
 
 NETWORK_INTERFACE = "lo"  # what the hosts share here: loopback
 TOKEN_VARIABLE = LOCAL_JOB  # the job's token; also tells its scripts they run locally

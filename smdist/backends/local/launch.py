@@ -1,6 +1,6 @@
 """The command each emulated host runs, per distribution, as the SageMaker container runs it.
 
-The commands come from ``smdist.runtime.host_commands``, the builder SageMaker's side uses too,
+The commands come from ``smdist.contract.commands``, the builder SageMaker's side uses too,
 for the plan's launch on the emulated hosts; this module adds only what the emulation needs.
 
 - no distribution (incl. smdist's torchrun launcher, which starts torchrun itself) and
@@ -58,7 +58,7 @@ from smdist.backends.local.layout import LocalLayout
 from smdist.backends.local.network import free_ports
 from smdist.backends.local.setup import job_region
 from smdist.backends.local.ssh_stand_in import HOSTS_VARIABLE
-from smdist.runtime.host_commands import (
+from smdist.contract.commands import (
     Image,
     Launch,
     Launcher,
@@ -69,10 +69,10 @@ from smdist.runtime.host_commands import (
 
 if TYPE_CHECKING:
     from smdist.backends.local.network import HostNames
-    from smdist.planning import Plan
+    from smdist.planning.plan import Plan
 
 MPI_TAGS = "mpirun"
-PARAMETER_SERVER_HOST = "smdist.runtime.parameter_server_host"
+PARAMETER_SERVER_HOST = "smdist.contract.parameter_server_host"
 SSH_STAND_IN = Path(__file__).with_name("ssh_stand_in.py")
 
 

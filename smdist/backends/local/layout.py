@@ -20,13 +20,13 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from smdist.contract.commands import Launch, Launcher
 from smdist.errors import Problem, SpecError
-from smdist.runtime.host_commands import Launch, Launcher
+from smdist.planning.submission import CONTAINER_MODEL_DIR
 from smdist.strategies import SMPv2
-from smdist.submission import CONTAINER_MODEL_DIR
 
 if TYPE_CHECKING:
-    from smdist.planning import Plan
+    from smdist.planning.plan import Plan
 
 # Seconds a collective may block in the ready scripts when the spec sets no collective_timeout.
 LOCAL_COLLECTIVE_TIMEOUT = 120

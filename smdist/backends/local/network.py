@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from smdist.topology import host_names
+from smdist.spec.topology import host_names
 
 NSS_WRAPPER_VARIABLE = "SMDIST_NSS_WRAPPER"  # an explicit path to libnss_wrapper.so
 _SEARCH_DIRS = (

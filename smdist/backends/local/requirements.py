@@ -17,12 +17,12 @@ import sys
 from typing import TYPE_CHECKING
 
 from smdist.backends.local.layout import LocalLayout
+from smdist.contract.commands import Launcher
 from smdist.errors import SetupError
-from smdist.packaging import LAUNCHER_SCRIPT
-from smdist.runtime.host_commands import Launcher
+from smdist.packaging.bundle import LAUNCHER_SCRIPT
 
 if TYPE_CHECKING:
-    from smdist.planning import Plan
+    from smdist.planning.plan import Plan
 
 FRAMEWORK_MODULES = {"pytorch": "torch", "tensorflow": "tensorflow"}
 # How to add a module that pip does not install as ``pip install <module>`` would.

@@ -18,7 +18,7 @@ from smdist.backends.local.requirements import missing_requirements
 from smdist.errors import OPTION, Problem, SetupError, SpecError
 
 if TYPE_CHECKING:
-    from smdist.planning import Plan
+    from smdist.planning.plan import Plan
 
 DEFAULT_ROOT = Path(".smdist")
 DEFAULT_GRACE = 30.0

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from smdist import packaging
-from smdist.aws_region import dry_run_region
+from smdist.backends.aws_region import dry_run_region
 from smdist.backends.sagemaker import request as request_
-from smdist.planning import Plan
+from smdist.packaging import bundle as packaging
+from smdist.planning.plan import Plan
 
 BUCKET_VARIABLE = "SMDIST_BUCKET"
 

@@ -16,8 +16,8 @@ from smdist.backends.log_lines import prefixed
 from smdist.errors import NO_SUCH_JOB, Problem, SpecError
 
 if TYPE_CHECKING:
-    from smdist.planning import Plan
-    from smdist.submission import Submission
+    from smdist.planning.plan import Plan
+    from smdist.planning.submission import Submission
 
 LOG_GROUP = "/aws/sagemaker/TrainingJobs"
 DEFAULT_POLL_SECONDS = 10.0

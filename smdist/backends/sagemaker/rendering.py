@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from smdist.planning import Plan
+from smdist.planning.plan import Plan
 
 V3_CALLER = "sagemaker.train.ModelTrainer"
 
@@ -44,7 +44,7 @@ def sdk_rendering(plan: Plan, line: str | None = None) -> SdkRendering:
         return SdkRendering(
             "v2", plan.estimator, "distribution", plan.distribution, plan.wire_hyperparameters
         )
-    from smdist.backends.sagemaker import v3_request
+    from smdist.backends.sagemaker.v3 import request as v3_request
 
     config = v3_request.plan_driver_config(plan)
     return SdkRendering(

@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from smdist.errors import Problem, SpecError
-from smdist.planning import Plan
-from smdist.spec import JobSpec
-from smdist.submission import CODE_CHANNEL, TARBALL, Submission
+from smdist.planning.plan import Plan
+from smdist.planning.submission import CODE_CHANNEL, TARBALL, Submission
+from smdist.spec.job import JobSpec
 
 SOURCE_PREFIX = "smdist/source"
 DEFAULT_VOLUME_GB = 30  # the SDK's volume_size default
@@ -33,7 +33,7 @@ def source_uri(bucket: str, digest: str) -> str:
 
 def check_cloud_spec(spec: JobSpec) -> None:
     """What a real SageMaker job cannot take although the local backends can."""
-    from smdist.catalog_checks import unpinned_image
+    from smdist.checks.catalog import unpinned_image
 
     problems = local_only_problems(spec) + unpinned_image(spec)
     if problems:
@@ -71,9 +71,9 @@ def local_only_problems(spec: JobSpec) -> list[Problem]:
 
 def training_image(plan: Plan, region: str) -> str:
     """The job's training image: ``code.image_uri``, or the DLC URI from smdist's catalogue
-    (``smdist.image_choice``), the same under SDK v2 and v3."""
-    from smdist.catalog_checks import unpinned_image
-    from smdist.image_choice import training_image_uri
+    (``smdist.checks.images``), the same under SDK v2 and v3."""
+    from smdist.checks.catalog import unpinned_image
+    from smdist.checks.images import training_image_uri
 
     unpinned = unpinned_image(plan.spec)
     if unpinned:

@@ -135,11 +135,11 @@ def boto_session(region: str | None = None, boto: Any = None) -> Any:
     """A boto3 Session for ``region`` (or the one given), checked to have a region.
 
     With no ``region``, the configured one as every smdist command resolves it
-    (``smdist.aws_region``: ``AWS_REGION`` included, which boto3 alone ignores).
+    (``smdist.backends.aws_region``: ``AWS_REGION`` included, which boto3 alone ignores).
     """
     import boto3
 
-    from smdist.aws_region import HOW_TO_SET, configured_region
+    from smdist.backends.aws_region import HOW_TO_SET, configured_region
 
     if boto is None:
         region = region or configured_region()

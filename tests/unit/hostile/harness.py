@@ -121,7 +121,7 @@ def smdist_command() -> list[str]:
     script = Path(sys.executable).with_name("smdist")
     if script.exists():
         return [str(script)]
-    return [sys.executable, "-m", "smdist.cli"]
+    return [sys.executable, "-m", "smdist.cli.app"]
 
 
 @dataclass

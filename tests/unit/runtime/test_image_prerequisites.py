@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from smdist.contract.image_prerequisites import absent_optional, missing_prerequisites
 from smdist.runtime import v3_driver
-from smdist.runtime.image_prerequisites import absent_optional, missing_prerequisites
 
 
 def fake_path(tmp_path: Path, *programs: str) -> str:

@@ -120,6 +120,7 @@ def test_p5e_p5en_and_p6_get_efa_with_rdma(instance_type):
 
 def test_runtime_asks_for_rdma_exactly_where_the_catalogue_says():
     from smdist import catalog
+    from smdist.catalog import efa
 
     for name in catalog.known_instance_types():
         info = catalog.instance(name)
@@ -129,5 +130,5 @@ def test_runtime_asks_for_rdma_exactly_where_the_catalogue_says():
             MappingProxyType(dict(P4D, SM_CURRENT_INSTANCE_TYPE=name)), efa=True
         )
         assert ("FI_EFA_USE_DEVICE_RDMA" in defaults) is info.efa_rdma, name
-        expected = catalog.nccl_environment(name).get("FI_EFA_USE_DEVICE_RDMA")
+        expected = efa.nccl_environment(name).get("FI_EFA_USE_DEVICE_RDMA")
         assert defaults.get("FI_EFA_USE_DEVICE_RDMA") == expected, name

@@ -1,0 +1,114 @@
+"""A job run on this machine, as its directory records it: ``<root>/jobs/<name>/job.json``.
+
+Both local backends (the emulator and SageMaker local mode) write the record; ``smdist
+status|logs|stop`` and a job handle in another process read it. A stop is asked of the job's
+supervising process by a file in the job directory.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from smdist.errors import NO_SUCH_JOB, Problem, SpecError
+
+RECORD = "job.json"
+FINISHED = ("Completed", "Failed", "Stopped")
+
+
+@dataclass(frozen=True)
+class LocalJobRecord:
+    """A local job as its directory describes it now."""
+
+    job_dir: Path
+    record: dict[str, Any]
+    status: str
+    failure_reason: str | None
+
+    @property
+    def name(self) -> str:
+        return str(self.record.get("name") or self.job_dir.name)
+
+    @property
+    def finished(self) -> bool:
+        return self.status in FINISHED
+
+    @property
+    def model_artifacts(self) -> str | None:
+        return self.record.get("model_artifacts")
+
+    @property
+    def exit_code(self) -> int:
+        """As for a SageMaker job: 1 when it failed or was stopped, else 0."""
+        return 1 if self.status in ("Failed", "Stopped") else 0
+
+    @property
+    def log(self) -> Path:
+        return self.job_dir / "logs" / "job.log"
+
+
+def _supervisor_alive(identity: Any) -> bool:
+    from smdist.backends.local.processes import process_identity
+
+    if not (isinstance(identity, list) and len(identity) == 2):
+        return True  # a record without one: trust what it says
+    return process_identity(int(identity[0])) == identity
+
+
+def _load(path: Path) -> dict[str, Any]:
+    for _ in range(20):  # the record is rewritten in place: a read may catch it half done
+        try:
+            record = json.loads(path.read_text())
+            if isinstance(record, dict):
+                return record
+        except ValueError:
+            pass
+        except OSError as error:
+            raise SpecError([Problem(str(path), f"cannot be read: {error}")], NO_SUCH_JOB) from None
+        time.sleep(0.05)
+    raise SpecError(
+        [Problem(str(path), "is not a job record", None, "the job.json smdist wrote")], NO_SUCH_JOB
+    )
+
+
+def read_job(job_dir: Path) -> LocalJobRecord:
+    """The job's record, its status corrected for a stop asked for or a supervisor gone."""
+    from smdist.backends.local.processes import STOP_FILE
+
+    path = job_dir / RECORD
+    record = _load(path)
+    status = str(record.get("status", "InProgress"))
+    reason = record.get("failure_reason")
+    if status not in FINISHED:
+        if not _supervisor_alive(record.get("supervisor")):
+            # Read again: the supervisor writes the outcome just before it exits.
+            record = _load(path)
+            status, reason = str(record.get("status")), record.get("failure_reason")
+            if status not in FINISHED:
+                pid = record["supervisor"][0]
+                status = "Failed"
+                reason = f"the process that ran the job (pid {pid}) ended without an outcome"
+        elif (job_dir / STOP_FILE).exists():
+            status = "Stopping"
+    return LocalJobRecord(job_dir, record, status, reason)
+
+
+def request_stop(job: LocalJobRecord) -> bool:
+    """Ask the supervising process to stop the job; False when it has already ended."""
+    from smdist.backends.local.processes import STOP_FILE
+
+    if job.finished:
+        return False
+    (job.job_dir / STOP_FILE).write_text(f"stop requested at {time.time():.0f}\n")
+    return True
+
+
+def wait_for_end(job_dir: Path, poll: float) -> LocalJobRecord:
+    job = read_job(job_dir)
+    while not job.finished:
+        time.sleep(min(poll, 1.0))
+        job = read_job(job_dir)
+    return job

@@ -1,0 +1,266 @@
+"""The CreateTrainingJob request SDK v3's ``ModelTrainer.train()`` sends, rendered from a
+Submission (a plan bound to one job), as SDK v2's is (``request``).
+
+Pure: no SDK import and no AWS call, so ``smdist submit --dry-run`` shows it in milliseconds
+and the SageMaker backend sends exactly what it showed. What makes it v3's and not v2's:
+
+- the container runs ``/bin/bash -c "... sm_train.sh"`` (``ContainerEntrypoint`` /
+  ``ContainerArguments``), not the image's training toolkit;
+- the code travels as channel ``code`` (smdist's content-addressed tarball) and the drivers as
+  channel ``sm_drivers`` (content-addressed too: ``smdist/drivers/<digest>/``);
+- hyperparameters are the user's only, encoded so that the script gets what SDK v2's toolkit
+  gives it (``v3_hyperparameters``: not v3's raw strings, which its drivers re-decode), plus
+  ``mp_parameters`` for SMP; no ``sagemaker_*`` keys;
+- ``OutputDataConfig`` gains ``CompressionType: GZIP``.
+
+What smdist sets on every job under either SDK, and ``ModelTrainer`` has no setting for:
+``ProfilerConfig: {DisableProfiler: true}`` and ``EnableSageMakerMetricsTimeSeries: true``
+(``MetricDefinitions`` too, which it does take). The ModelTrainer ``smdist.model_trainer``
+returns adds the same two fields (``v3.trainer_class``), so its ``train()`` sends them too.
+
+How the job is launched is the plan's launch (``Launch.v3_driver``, ``driver_config``): v3's
+torchrun driver for PyTorch DDP and SMP v2, smdist's own for the rest: TensorFlow
+MultiWorkerMirrored and ParameterServer (TF_CONFIG), smddp (the SMDataParallelRunner's
+mpirun), Horovod / SMP v1 (the MPIRunner's mpirun) and DDP with restarts (smdist's torchrun
+launcher on every host: v3's driver cannot restart). Horovod does not use v3's ``MPI``: its
+driver passes the per-host process count as ``-np`` (3.27), so a multi-host job would run on
+the first host only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Any
+
+from smdist.backends.sagemaker.request import DEFAULT_VOLUME_GB, input_data_config
+from smdist.backends.sagemaker.v3 import hyperparameters as v3_hyperparameters
+from smdist.catalog import wire
+from smdist.checks.catalog import in_container_code, python_problems
+from smdist.checks.v3_names import unexportable_name_problems
+from smdist.contract.commands import Launch, Launcher
+from smdist.errors import Problem, SpecError
+from smdist.planning.plan import Plan
+from smdist.planning.submission import Submission
+from smdist.runtime.smp_v2 import SMP_V2_PARAMETERS
+
+CODE_CHANNEL = "code"
+DRIVERS_CHANNEL = "sm_drivers"
+CONTAINER_DRIVERS = "/opt/ml/input/data/sm_drivers"
+ENTRYPOINT = ["/bin/bash"]
+ARGUMENTS = [
+    "-c",
+    f"chmod +x {CONTAINER_DRIVERS}/sm_train.sh && {CONTAINER_DRIVERS}/sm_train.sh",
+]
+SMDIST_DRIVER_SCRIPT = "smdist_driver.py"
+# What smdist sets on every job, as the SDK v2 path does (request.BACKEND_ESTIMATOR_KWARGS):
+# no SageMaker Debugger profiling (no profiler output in S3, no profiler rule jobs) and metric
+# time series for the `[metrics]` lines. v3 sends no DebugHookConfig, as v2 with
+# debugger_hook_config=False does not.
+EVERY_JOB_ALGORITHM: dict[str, Any] = {"EnableSageMakerMetricsTimeSeries": True}
+EVERY_JOB_REQUEST: dict[str, Any] = {"ProfilerConfig": {"DisableProfiler": True}}
+TORCHRUN_DRIVER_SCRIPT = "torchrun_driver.py"
+
+
+@dataclass(frozen=True)
+class DriverConfig:
+    """Which driver ``sm_train.sh`` starts, and its ``distributed.json`` (v3's model_dump)."""
+
+    name: str  # v3's class name: the line sm_train.sh echoes
+    script: str
+    settings: dict[str, Any]
+
+    @property
+    def smdist(self) -> bool:
+        return self.script == SMDIST_DRIVER_SCRIPT
+
+
+def smp_v2_parameters(launch: Launch) -> dict[str, Any] | None:
+    """SMP v2's settings as v3's ``SMP`` config takes them (torchrun with mp_parameters)."""
+    if launch.launcher is not Launcher.TORCHRUN or not launch.mp_parameters:
+        return None
+    given = launch.mp_parameters
+    return {name: given[name] for name in SMP_V2_PARAMETERS if given.get(name) is not None}
+
+
+def driver_config(launch: Launch, framework: str) -> DriverConfig:
+    """The v3 driver that starts ``launch``: v3's Torchrun, or smdist's own driver."""
+    per_host = launch.processes_per_host
+    if launch.v3_driver == "torchrun":
+        settings = {"process_count_per_node": per_host, "smp": smp_v2_parameters(launch)}
+        return DriverConfig("Torchrun", TORCHRUN_DRIVER_SCRIPT, settings)
+    toolkit = {
+        k: v for k, v in launch.toolkit_hyperparameters.items() if k.startswith("sagemaker_")
+    }
+    toolkit["sagemaker_program"] = launch.program
+    return DriverConfig(
+        "SmdistDriver",
+        SMDIST_DRIVER_SCRIPT,
+        {
+            "launcher": launch.launcher.value,
+            "process_count_per_node": per_host,
+            "launch": launch.to_dict(),
+            "framework": framework,
+            "toolkit_hyperparameters": wire.encode_hyperparameters(toolkit),
+        },
+    )
+
+
+def plan_driver_config(plan: Plan) -> DriverConfig:
+    return driver_config(plan.launch, plan.framework)
+
+
+def carriage_problems(plan: Plan) -> list[Problem]:
+    """What v3's container script cannot carry: names it cannot export, a single quote in a
+    hyperparameter, and an image whose Python smdist's driver does not run on (``smdist
+    validate`` and ``plan`` show them too under SDK v3)."""
+    spec = plan.spec
+    problems = unexportable_name_problems(spec.inputs, plan.hyperparameters, "error")
+    # v3's scripts/environment.py writes every hyperparameter as `export SM_HP_X='<value>'`
+    # (and all of them in SM_HPS) and sm_train.sh sources that file: a single quote in a value
+    # ends the quoting, so the job breaks, or runs the rest of the value as shell code.
+    problems += [
+        Problem(
+            f"hyperparameters.{name}",
+            "contains a single quote, which SDK v3's container script (sm_train.sh) would run "
+            "as shell code",
+            value,
+            "a value without ' (or submit through SDK v2: smdist[sagemaker-v2])",
+        )
+        for name, value in plan.hyperparameters.items()
+        if "'" in json.dumps(value) or "'" in name
+    ]
+    # smdist's driver runs on the image's Python (a ready script's or smdist's launcher's need
+    # of the same is refused with the container: catalog_checks.check_container).
+    if plan_driver_config(plan).smdist and in_container_code(spec) is None:
+        problems += python_problems(
+            spec,
+            "smdist's SDK v3 driver",
+            "submit through SDK v2 (smdist[sagemaker-v2]): its toolkit starts the script",
+        )
+    return problems
+
+
+def hyperparameters(plan: Plan) -> dict[str, str]:
+    """The request's HyperParameters; SpecError for what v3's container cannot carry."""
+    problems = carriage_problems(plan)
+    if problems:
+        raise SpecError(problems)
+    smdist_driver = plan_driver_config(plan).smdist
+    values = v3_hyperparameters.encode(plan.hyperparameters, smdist_driver=smdist_driver)
+    launch = plan.launch
+    if launch.mp_parameters:
+        # SMP v2: v3's own SMP settings; v1 reads SM_HP_MP_PARAMETERS, as under the toolkit.
+        smp = smp_v2_parameters(launch)
+        values["mp_parameters"] = json.dumps(launch.mp_parameters if smp is None else smp)
+    return dict(sorted(values.items()))  # the toolkit sorts the arguments by name
+
+
+def drivers_digest(plan: Plan, sdk_version: str, code_uri: str) -> str:
+    """What names the drivers' S3 prefix: the SDK's drivers, smdist's, and this job's settings
+    and code (sm_train.sh, sourcecode.json and distributed.json are rendered from them)."""
+    try:
+        smdist_version = metadata.version("smdist")
+    except metadata.PackageNotFoundError:  # a source tree on the path, not installed
+        smdist_version = "source"
+    config = plan_driver_config(plan)
+    identity = {
+        "sdk": sdk_version,
+        "code": code_uri,
+        "smdist": smdist_version,
+        "driver": [config.name, config.script, config.settings],
+        "entry_script": plan.entry_point,
+    }
+    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
+
+
+def drivers_uri(bucket: str, digest: str) -> str:
+    return f"s3://{bucket}/smdist/drivers/{digest}"
+
+
+def _channel(name: str, uri: str) -> dict[str, Any]:
+    return {
+        "ChannelName": name,
+        "DataSource": {
+            "S3DataSource": {
+                "S3DataType": "S3Prefix",
+                "S3Uri": uri,
+                "S3DataDistributionType": "FullyReplicated",
+            }
+        },
+        "InputMode": "File",
+    }
+
+
+def create_training_job_request(
+    submission: Submission,
+    *,
+    image: str,
+    drivers: str,
+    metric_definitions: list[dict[str, str]],
+) -> dict[str, Any]:
+    """The request, field for field as v3 sends it for this submission, with the drivers under
+    ``drivers``."""
+    plan, code_uri = submission.plan, submission.code_uri
+    spec, cluster = plan.spec, plan.spec.cluster
+    algorithm: dict[str, Any] = {"TrainingInputMode": "File", "TrainingImage": image}
+    if metric_definitions:
+        algorithm["MetricDefinitions"] = metric_definitions
+    algorithm.update(EVERY_JOB_ALGORITHM)
+    algorithm["ContainerEntrypoint"] = list(ENTRYPOINT)
+    algorithm["ContainerArguments"] = list(ARGUMENTS)
+    kms = spec.kms
+    resources: dict[str, Any] = {
+        "InstanceType": cluster.instance_type,
+        "InstanceCount": cluster.instance_count,
+        "VolumeSizeInGB": DEFAULT_VOLUME_GB,
+    }
+    if kms and kms.volume_key_id:
+        resources["VolumeKmsKeyId"] = kms.volume_key_id
+    if spec.keep_alive:
+        resources["KeepAlivePeriodInSeconds"] = spec.keep_alive
+    stopping: dict[str, Any] = {"MaxRuntimeInSeconds": spec.max_run}
+    if spec.spot.enabled:
+        stopping["MaxWaitTimeInSeconds"] = spec.spot.max_wait or spec.max_run
+    output: dict[str, Any] = {"S3OutputPath": spec.output_path or f"s3://{submission.bucket}/"}
+    if kms and kms.output_key_id:
+        output["KmsKeyId"] = kms.output_key_id
+    output["CompressionType"] = "GZIP"
+    # The user's channels as the v2 path sends them; code and drivers always come last.
+    channels = [c for c in input_data_config(spec, code_uri) if c["ChannelName"] != CODE_CHANNEL]
+    channels += [_channel(CODE_CHANNEL, code_uri), _channel(DRIVERS_CHANNEL, drivers)]
+    request: dict[str, Any] = {
+        "TrainingJobName": submission.job_name,
+        "HyperParameters": hyperparameters(plan),
+        "AlgorithmSpecification": algorithm,
+        "RoleArn": submission.role,
+        "InputDataConfig": channels,
+        "OutputDataConfig": output,
+        "ResourceConfig": resources,
+        "StoppingCondition": stopping,
+    }
+    network = spec.network
+    if network.subnets:
+        request["VpcConfig"] = {
+            "SecurityGroupIds": list(network.security_group_ids),
+            "Subnets": list(network.subnets),
+        }
+    if spec.tags:
+        request["Tags"] = [{"Key": k, "Value": v} for k, v in spec.tags.items()]
+    if spec.checkpoint is not None and spec.checkpoint.s3_uri:
+        request["CheckpointConfig"] = {
+            "S3Uri": spec.checkpoint.s3_uri,
+            "LocalPath": spec.checkpoint.local_path or "/opt/ml/checkpoints",
+        }
+    if plan.environment:
+        request["Environment"] = dict(plan.environment)
+    if spec.spot.enabled:
+        request["EnableManagedSpotTraining"] = True
+    if network.encrypt_inter_container_traffic:
+        request["EnableInterContainerTrafficEncryption"] = True
+    if network.isolation:
+        request["EnableNetworkIsolation"] = True
+    request.update(EVERY_JOB_REQUEST)
+    return request

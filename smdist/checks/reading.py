@@ -1,0 +1,94 @@
+"""A job read as a whole: a job file, a dict or typed objects, checked before anything runs.
+
+``JobSpec.from_dict`` reports what pydantic finds; reading here also reports the errors of the
+rest of the job (``partial``), so a user sees every problem at once, and checks the paths the
+file names against this machine's disk (``disk``), so a job that could only fail after its
+upload is refused first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from smdist.errors import Problem, SpecError
+from smdist.spec.job import JobSpec
+from smdist.yaml_text import MAX_DOCUMENT_BYTES, StrictYamlError, parse_untrusted
+
+
+def from_dict(data: Any, source: str = "") -> JobSpec:
+    """``JobSpec.from_dict``, with the whole-job errors of what did validate."""
+    from smdist.checks.partial import problems_of_the_rest
+
+    try:
+        return JobSpec.from_dict(data, source=source)
+    except SpecError as exc:
+        problems = list(exc.problems)
+        if isinstance(data, Mapping):
+            problems += problems_of_the_rest(data, problems)
+        raise SpecError(problems) from None
+
+
+def load(path: str | Path) -> JobSpec:
+    """Load a job spec from a YAML (or JSON) file; errors name the file and the field.
+
+    The file is read strictly (``smdist.yaml_text.parse_untrusted``) and the paths it names are
+    checked against this machine's disk (``smdist.checks.disk``), so a job that could only fail
+    after its upload is refused here.
+    """
+    from smdist.checks.disk import check_paths
+
+    path = Path(path)
+    source = str(path)
+    try:
+        with path.open("rb") as handle:  # bytes: a bad byte is reported, never a traceback
+            raw = handle.read(MAX_DOCUMENT_BYTES + 1)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise SpecError([Problem(source, f"cannot read the job file: {reason}")]) from None
+    try:
+        data = parse_untrusted(raw)
+    except StrictYamlError as exc:  # a field path, or none when the whole file is at fault
+        raise SpecError([Problem(exc.path or source, exc.message, None, exc.valid)]) from None
+    except yaml.YAMLError as exc:
+        text = str(exc).replace('"<unicode string>"', f'"{source}"')
+        raise SpecError([Problem(source, f"not valid YAML: {text}")]) from None
+    spec = from_dict(data, source=source)
+    source_dir = spec.code.source_dir
+    if source_dir is not None:
+        # Relative source_dir means relative to the job file, wherever smdist is run from.
+        try:
+            given = Path(source_dir).expanduser()
+            resolved = str(given if given.is_absolute() else (path.parent / given).resolve())
+        except (OSError, RuntimeError, ValueError):  # a NUL, ~unknown-user: reported below
+            resolved = source_dir
+        if resolved != source_dir:
+            code = spec.code.model_copy(update={"source_dir": resolved})
+            spec = spec.model_copy(update={"code": code})
+    problems = check_paths(spec)
+    if problems:
+        raise SpecError(problems)
+    return spec
+
+
+def as_job_spec(value: Any) -> JobSpec:
+    """A JobSpec from a JobSpec, a mapping of its fields (typed objects or dicts), or a path."""
+    if isinstance(value, JobSpec):
+        return value
+    if isinstance(value, Mapping):
+        return from_dict(value)
+    if isinstance(value, (str, Path)):
+        return load(value)
+    raise SpecError(
+        [
+            Problem(
+                "spec",
+                f"cannot make a job spec from a {type(value).__name__}",
+                None,
+                "a JobSpec, a dict of its fields, or the path to a job file",
+            )
+        ]
+    )

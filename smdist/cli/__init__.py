@@ -1,0 +1,1 @@
+"""The ``smdist`` command (``app``), its help texts and its local-job verbs."""

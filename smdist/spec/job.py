@@ -1,0 +1,291 @@
+"""JobSpec: everything a user states about one distributed training job.
+
+Built in Python or loaded from YAML (same keys), exported as JSON Schema. Field-level rules live
+on the fields (so the docs, the schema and the check are one source); rules that need the whole
+job (strategy vs. cluster vs. framework version) live in ``smdist.checks.validation``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import yaml
+from pydantic import Field, ValidationError, field_validator
+
+from smdist.catalog import api
+from smdist.errors import Problem, SpecError, suggest
+from smdist.spec.base import StrictModel
+from smdist.spec.cluster import Cluster
+from smdist.strategies import AnyStrategy, validation_problems
+
+# Patterns and limits the CreateTrainingJob API states come from botocore's service model (the
+# dated snapshot in smdist/catalog/sagemaker_api.json). Where smdist is stricter than the API (S3
+# bucket naming, EC2 id shapes, hyperparameter names that must survive as CLI flags), the API's
+# own rule is kept as a lookahead so that neither can be broken.
+_api = api.field
+JOB_NAME = re.compile(_api("job_name").regex)
+# The backend appends a unique 19-character suffix (smdist.backends.job_names.SUFFIX_LENGTH).
+JOB_NAME_PREFIX_LIMIT = _api("job_name").limit - 19
+CHANNEL_NAME = re.compile(_api("channel_name").regex)
+ENV_NAME = re.compile(_api("environment_key").regex)
+ROLE_ARN = re.compile(_api("role_arn").regex)
+HYPERPARAMETER_NAME = re.compile(
+    rf"(?={_api('hyperparameter_key').regex})\A[A-Za-z_][A-Za-z0-9_.\-]*\Z"
+)
+S3_URI_LIMIT = _api("s3_uri").limit
+S3_URI = re.compile(
+    rf"(?={_api('s3_uri').regex})"
+    r"\As3://(?P<bucket>[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9])(?:/(?P<key>.*))?\Z"
+)
+SECURITY_GROUP = re.compile(rf"(?={_api('security_group_id').regex})\Asg-[0-9a-f]{{8,17}}\Z")
+SUBNET = re.compile(rf"(?={_api('subnet_id').regex})\Asubnet-[0-9a-f]{{8,17}}\Z")
+KMS_KEY = re.compile(
+    rf"(?={_api('kms_key_id').regex})"
+    r"\A(arn:aws[a-z\-]*:kms:[a-z0-9\-]+:\d{12}:(key|alias)/.+|alias/.+|[0-9a-f\-]{36})\Z"
+)
+# Names and values that look like credentials must not travel as hyperparameters or environment.
+SECRET_NAME = re.compile(r"(secret|password|passwd|token|credential|api_?key|access_?key)", re.I)
+
+MAX_RUN_LIMIT = _api("max_runtime").limit  # MaxRuntimeInSeconds: "at most 28 days"
+KEEP_ALIVE_LIMIT = _api("keep_alive").limit  # warm pool KeepAlivePeriodInSeconds ceiling
+
+HyperparameterValue = str | int | float | bool | list[Any] | dict[str, Any] | None
+
+
+def check_s3_uri(value: str) -> str:
+    if not S3_URI.match(value):
+        raise ValueError(
+            f"{value!r} is not an S3 URI; expected s3://bucket/prefix with a 3-63 character "
+            f"lower-case bucket name, at most {S3_URI_LIMIT} characters in all"
+        )
+    return value
+
+
+def check_uri(value: str) -> str:
+    """An input or output location: s3://... or file://... (a local directory)."""
+    if value.startswith("s3://"):
+        return check_s3_uri(value)
+    if value.startswith("file://"):
+        if len(value) <= len("file://"):
+            raise ValueError(f"{value!r} names no directory; expected file:///path/to/dir")
+        return value
+    raise ValueError(f"{value!r} is neither s3://bucket/prefix nor file:///local/path")
+
+
+class Code(StrictModel):
+    """The training code. Leave ``entry_point`` and ``source_dir`` out to use the ready script."""
+
+    framework: Literal["pytorch", "tensorflow"] | None = Field(
+        None, description="framework of the script and container; default: the strategy's"
+    )
+    entry_point: str | None = Field(None, description="script run on every host, in source_dir")
+    source_dir: str | None = Field(None, description="directory uploaded with the script")
+    framework_version: str | None = Field(None, description="e.g. 2.3.0 (PyTorch) or 2.14 (TF)")
+    py_version: str | None = Field(None, pattern=r"^py3\d{0,2}$", description="e.g. py311")
+    image_uri: str | None = Field(None, description="a training image instead of the SDK's DLC")
+
+    @field_validator("framework_version")
+    @classmethod
+    def _version_shape(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"\d+\.\d+(\.\d+)?", value):
+            raise ValueError(f"{value!r} is not a version such as 2.3 or 2.3.0")
+        return value
+
+
+class Input(StrictModel):
+    """One input channel: where the data is and how it is spread over the hosts."""
+
+    uri: str
+    distribution: Literal["FullyReplicated", "ShardedByS3Key"] = "FullyReplicated"
+    input_mode: Literal["File", "FastFile", "Pipe"] | None = None
+
+    @field_validator("uri")
+    @classmethod
+    def _uri(cls, value: str) -> str:
+        return check_uri(value)
+
+
+class Checkpoint(StrictModel):
+    """Where checkpoints persist between runs (SageMaker syncs local_path to s3_uri)."""
+
+    s3_uri: str | None = None
+    local_path: str = "/opt/ml/checkpoints"
+
+    @field_validator("s3_uri")
+    @classmethod
+    def _s3(cls, value: str | None) -> str | None:
+        return None if value is None else check_s3_uri(value)
+
+
+class Spot(StrictModel):
+    """Managed spot training: cheaper, may be interrupted (resume needs checkpoints)."""
+
+    enabled: bool = False
+    max_wait: int | None = Field(None, ge=1, le=MAX_RUN_LIMIT, description="seconds, >= max_run")
+
+
+class Network(StrictModel):
+    subnets: list[str] = Field(default_factory=list)
+    security_group_ids: list[str] = Field(default_factory=list)
+    isolation: bool = Field(False, description="EnableNetworkIsolation")
+    encrypt_inter_container_traffic: bool = False
+
+    @field_validator("subnets")
+    @classmethod
+    def _subnets(cls, values: list[str]) -> list[str]:
+        for value in values:
+            if not SUBNET.match(value):
+                raise ValueError(f"{value!r} is not a subnet id such as subnet-0123456789abcdef0")
+        return values
+
+    @field_validator("security_group_ids")
+    @classmethod
+    def _groups(cls, values: list[str]) -> list[str]:
+        for value in values:
+            if not SECURITY_GROUP.match(value):
+                raise ValueError(
+                    f"{value!r} is not a security group id such as sg-0123456789abcdef0"
+                )
+        return values
+
+
+class Kms(StrictModel):
+    volume_key_id: str | None = None
+    output_key_id: str | None = None
+
+    @field_validator("volume_key_id", "output_key_id")
+    @classmethod
+    def _key(cls, value: str | None) -> str | None:
+        if value is not None and not KMS_KEY.match(value):
+            raise ValueError(f"{value!r} is not a KMS key id, key ARN or alias/NAME")
+        return value
+
+
+class _SpecErrors(type(StrictModel)):
+    """``JobSpec(...)`` reports a SpecError naming each field, as loading a job file does.
+
+    On the metaclass, not ``__init__``: pydantic calls a custom ``__init__`` from inside its own
+    validation, where a SpecError would be wrapped as one more validation error.
+    """
+
+    def __call__(cls, *args: Any, **fields: Any) -> Any:
+        try:
+            return super().__call__(*args, **fields)
+        except ValidationError as exc:
+            raise SpecError(validation_problems(exc)) from None
+
+
+class JobSpec(StrictModel, metaclass=_SpecErrors):
+    """One distributed training job, independent of where it runs."""
+
+    name: str = Field(description="job name prefix (letters, digits, hyphens; <= 63 chars)")
+    strategy: AnyStrategy
+    cluster: Cluster
+    code: Code = Field(default_factory=Code)
+    inputs: dict[str, Input] = Field(
+        default_factory=dict, description="channel -> s3:// or file://"
+    )
+    hyperparameters: dict[str, HyperparameterValue] = Field(default_factory=dict)
+    output_path: str | None = Field(None, description="where model.tar.gz goes (s3:// or file://)")
+    checkpoint: Checkpoint | None = None
+    spot: Spot = Field(default_factory=Spot)
+    max_run: int = Field(24 * 3600, ge=1, le=MAX_RUN_LIMIT, description="seconds")
+    keep_alive: int = Field(0, ge=0, le=KEEP_ALIVE_LIMIT, description="warm pool seconds")
+    network: Network = Field(default_factory=Network)
+    kms: Kms | None = None
+    tags: dict[str, str] = Field(default_factory=dict)
+    environment: dict[str, str] = Field(default_factory=dict)
+    role: str | None = Field(None, description="IAM role ARN the job runs as")
+    region: str | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        # The backend appends a 19-character unique suffix; the whole must fit in 63.
+        if not JOB_NAME.match(value) or len(value) > JOB_NAME_PREFIX_LIMIT:
+            raise ValueError(
+                f"{value!r} is not a usable job name: use 1-{JOB_NAME_PREFIX_LIMIT} letters, "
+                "digits and hyphens, starting with a letter or digit (smdist appends a unique "
+                "suffix)"
+            )
+        return value
+
+    @field_validator("inputs", mode="before")
+    @classmethod
+    def _input_shorthand(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: ({"uri": v} if isinstance(v, str) else v) for k, v in value.items()}
+        return value
+
+    @field_validator("inputs")
+    @classmethod
+    def _channel_names(cls, value: dict[str, Input]) -> dict[str, Input]:
+        for name in value:
+            if not CHANNEL_NAME.match(name):
+                raise ValueError(f"channel name {name!r} may only use letters, digits, . - _")
+        return value
+
+    @field_validator("output_path")
+    @classmethod
+    def _output(cls, value: str | None) -> str | None:
+        return None if value is None else check_uri(value)
+
+    @field_validator("role")
+    @classmethod
+    def _role(cls, value: str | None) -> str | None:
+        if value is not None and not ROLE_ARN.match(value):
+            raise ValueError(
+                f"{value!r} is not an IAM role ARN such as "
+                "arn:aws:iam::123456789012:role/SageMakerRole"
+            )
+        return value
+
+    @field_validator("region")
+    @classmethod
+    def _region(cls, value: str | None) -> str | None:
+        if value is not None and value not in api.regions():
+            close = suggest(value, api.regions())
+            hint = f"did you mean {' or '.join(map(repr, close))}? " if close else ""
+            raise ValueError(
+                f"{value!r} is not a Region SageMaker is offered in; {hint}"
+                f"valid: {', '.join(api.regions())}"
+            )
+        return value
+
+    # ---- construction --------------------------------------------------------------------
+    # Every way to build a JobSpec takes typed objects (PyTorchDDP(), Cluster(...), Code(...)),
+    # plain dicts, or a mix, and reports errors as a SpecError naming each field.
+    @classmethod
+    def from_dict(cls, data: Any, source: str = "") -> JobSpec:
+        """Validate ``data``; every problem becomes one line of a ``SpecError``
+        (``smdist.checks.reading.from_dict`` adds the whole-job errors of the rest)."""
+        if not isinstance(data, Mapping):
+            raise SpecError([Problem(source, "a job spec must be a mapping of keys", data)])
+        try:
+            return cls.model_validate(dict(data))
+        except ValidationError as exc:
+            raise SpecError(validation_problems(exc)) from None
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False):
+        """A copy with ``update`` applied — validated, unlike pydantic's own ``model_copy``, so
+        ``update={"strategy": {"kind": "horovod"}}`` gives a Horovod strategy, not a dict."""
+        copied = super().model_copy(deep=deep)
+        if not update:
+            return copied
+        fields = {name: getattr(copied, name) for name in copied.model_fields_set}
+        return type(self).from_dict({**fields, **update})
+
+    def to_yaml(self) -> str:
+        return yaml.safe_dump(
+            self.model_dump(mode="json", by_alias=True, exclude_defaults=True), sort_keys=False
+        )
+
+    @property
+    def entry_point(self) -> str:
+        return self.code.entry_point or self.strategy.default_entry_point
+
+
+def json_schema() -> dict[str, Any]:
+    return JobSpec.model_json_schema(by_alias=True)

@@ -1,0 +1,94 @@
+""" "unknown key 'process_per_host'; did you mean 'processes_per_host'?" for pydantic's errors.
+
+Pydantic's ``extra="forbid"`` reports each unknown key at its path ("Extra inputs are not
+permitted") and goes on checking the other fields, which is what lets a job file's typos be
+listed at once. It does not say what was meant. This module finds the model a path leads to
+(through nested models, dict values, list items and the union tags pydantic puts in paths) and
+words the error with the closest valid key and the full list.
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel
+
+from smdist.errors import suggest
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    found: list[type[BaseModel]] = []
+    for argument in typing.get_args(annotation):
+        found.extend(_models_in(argument))
+    return found
+
+
+def _field(model: type[BaseModel], key: Any) -> Any:
+    for name, field in model.model_fields.items():
+        if key in (name, field.alias):
+            return field
+    return None
+
+
+def _tags(model: type[BaseModel]) -> set[str]:
+    """The union tags pydantic writes into a path for ``model``: its kind, kind_v<version>."""
+    kind = getattr(model.model_fields.get("kind"), "default", None)
+    version = getattr(model.model_fields.get("version"), "default", None)
+    if not isinstance(kind, str):
+        return set()
+    return {kind} if version is None else {kind, f"{kind}_v{version}"}
+
+
+def model_at(root: type[BaseModel], loc: Sequence[int | str]) -> type[BaseModel] | None:
+    """The model whose keys are checked at ``loc`` (the path without the unknown key)."""
+    candidates = [root]
+    for item in loc:
+        fields = [_field(model, item) for model in candidates]
+        if len(candidates) > 1 and any(item in _tags(model) for model in candidates):
+            # A union's tag comes first: SMP v1's ``horovod`` setting is also a strategy kind.
+            candidates = [model for model in candidates if item in _tags(model)]
+        elif any(field is not None for field in fields):
+            candidates = [
+                found
+                for field in fields
+                if field is not None
+                for found in _models_in(field.annotation)
+            ]
+        # else a dict key or a list index: the same models hold below it
+        if not candidates:
+            return None
+    return candidates[0] if len(candidates) == 1 else None
+
+
+def _root(title: str) -> type[BaseModel] | None:
+    from smdist.spec.base import StrictModel
+
+    pending: list[type[BaseModel]] = [StrictModel]
+    while pending:
+        model = pending.pop()
+        if model.__name__ == title:
+            return model
+        pending.extend(model.__subclasses__())
+    return None
+
+
+def unknown_key_message(title: str, loc: Sequence[int | str], key: str, prefix: str = "") -> str:
+    """The message for the unknown ``key`` found at ``loc`` while validating model ``title``
+    (or, for a bare strategy union, the job spec's field ``prefix``)."""
+    root = _root(title)
+    if root is None and prefix:
+        root, loc = _root("JobSpec"), (prefix, *loc)
+    model = model_at(root, loc) if root is not None else None
+    if model is None:
+        return f"unknown key {key!r}"
+    shown = sorted(field.alias or name for name, field in model.model_fields.items())
+    close = suggest(str(key), shown, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return f"unknown key {key!r}; {hint}valid keys: {', '.join(shown)}"
+
+
+__all__ = ["model_at", "unknown_key_message"]

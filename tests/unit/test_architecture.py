@@ -1,0 +1,182 @@
+"""The layers of ``smdist/`` hold: no import circle, and no import from a lower layer upward.
+
+The import graph is read from the source with ``ast`` (every ``import`` and ``from ... import``,
+at any depth, functions included; imports under ``if TYPE_CHECKING:`` are left out because they
+never run). The layer table is the architecture of ``docs/architecture.md``, bottom first; a
+module belongs to the longest prefix it matches. Run it alone with
+``python -m pytest tests/unit/test_architecture.py``.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "smdist"
+
+# Bottom first: a module may import its own layer and those below, never one above.
+LAYERS: list[tuple[str, ...]] = [
+    ("smdist.contract",),  # the container's contract: standard library, shipped with jobs
+    ("smdist.runtime", "smdist.drivers", "smdist.entry_points"),  # in-container, shipped too
+    ("smdist.errors", "smdist.yaml_text"),
+    ("smdist.catalog",),
+    (
+        "smdist.spec.base",
+        "smdist.spec.cluster",
+        "smdist.spec.instance_types",
+        "smdist.spec.topology",
+        "smdist.spec.unknown_keys",
+        "smdist.spec.validation_errors",
+    ),
+    ("smdist.strategies",),
+    ("smdist.spec",),  # the job's models
+    ("smdist.checks",),
+    ("smdist.planning",),
+    ("smdist.packaging",),
+    ("smdist.backends",),
+    ("smdist.fitting", "smdist.exit_codes", "smdist.cli"),
+    ("smdist",),  # the public, lazily loaded API
+]
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+# Installed into the package from the repository's entry_points/ (pyproject's package-dir).
+MAPPED = ("smdist.entry_points",)
+
+
+def _owner(name: str) -> str | None:
+    """The module ``name`` (a module, or a name inside one) is found in."""
+    for mapped in MAPPED:
+        if name == mapped or name.startswith(mapped + "."):
+            return mapped
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(module: str, path: Path) -> set[str]:
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("smdist"))
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
+            if base.startswith("smdist"):
+                found.update(f"{base}.{a.name}" for a in node.names)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(ast.parse(path.read_text()))
+    owners = {_owner(name) for name in found}
+    return {owner for owner in owners if owner and owner != module}
+
+
+GRAPH = {module: _imports(module, path) for module, path in MODULES.items()}
+
+
+def _layer(module: str) -> int:
+    best, best_length = None, -1
+    for index, prefixes in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best_length:
+                best, best_length = index, len(prefix)
+    assert best is not None, f"{module} is in no layer: add it to LAYERS"
+    return best
+
+
+def _circles() -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = 0
+    for start in GRAPH:
+        if start in index:
+            continue
+        work = [(start, iter(sorted(GRAPH[start])))]
+        index[start] = low[start] = counter
+        counter += 1
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(GRAPH.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_every_module_is_in_a_layer():
+    for module in MODULES:
+        _layer(module)
+
+
+def test_no_import_circle():
+    assert _circles() == []
+
+
+def test_no_import_reaches_up_a_layer():
+    upward = [
+        f"{module} (layer {_layer(module)}) imports {target} (layer {_layer(target)})"
+        for module, targets in GRAPH.items()
+        for target in sorted(targets)
+        if _layer(target) > _layer(module)
+    ]
+    assert upward == []
+
+
+def test_the_check_sees_imports_inside_functions_and_relative_ones():
+    # smdist.fitting imports the planner inside fit(); the v3 driver imports the contract
+    # relatively: both must be edges, or the test above could not fail.
+    assert "smdist.planning.plan" in GRAPH["smdist.fitting"]
+    assert "smdist.contract.commands" in GRAPH["smdist.runtime.v3_driver"]
