@@ -63,6 +63,9 @@ DEFAULT_CHIEF_TIMEOUT = 1800.0
 MAX_STEPS_BETWEEN_JOINS = 20
 COORDINATOR_ROLES = ("master", "chief")
 SERVER_ROLES = ("worker", "ps")
+COORDINATOR_DEVICE = (
+    "/job:chief/replica:0/task:0/device:CPU:0"  # the coordinator, connected as chief
+)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -289,7 +292,11 @@ def train(args: argparse.Namespace, stop: StopRequest, cluster: dict[str, list[s
             samples_per_sec=steps_done * args.batch_size / max(time.perf_counter() - started, 1e-9),
         )
     tf_training.report_checksum(0, model.get_weights())
-    saved = tf_training.save_saved_model(model, paths.model_dir(), is_chief=True)
+    # The parameter servers hold the variables, and on SageMaker each host has its own disk:
+    # the coordinator writes every file.
+    saved = tf_training.save_saved_model(
+        model, paths.model_dir(), is_chief=True, io_device=COORDINATOR_DEVICE
+    )
     tf_training.say(f"model saved to {saved}")
     return 0
 

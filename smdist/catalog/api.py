@@ -13,7 +13,7 @@ import json
 import re
 import unicodedata
 from dataclasses import dataclass
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 _FILE = "sagemaker_api.json"
@@ -22,6 +22,8 @@ _FILE = "sagemaker_api.json"
 _UNICODE_CLASSES = {"L": "a", "N": "0", "Z": " "}
 _ASCII_CLASSES = {"L": "a-zA-Z", "N": "0-9", "Z": " "}
 _UNICODE_CLASS = re.compile(r"\\p\{([LNZ])\}")
+
+_HERE = Path(__file__).resolve().parent  # the data files ship beside this module
 
 
 @dataclass(frozen=True)
@@ -89,7 +91,7 @@ def _ascii_stand_in(char: str) -> str:
 @functools.lru_cache(maxsize=1)
 def snapshot() -> dict[str, Any]:
     """The whole snapshot as stored (date, botocore version, fields, regions)."""
-    text = resources.files(__package__).joinpath(_FILE).read_text(encoding="utf-8")
+    text = (_HERE / _FILE).read_text(encoding="utf-8")
     return json.loads(text)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from smdist.yaml_text import parse_yaml
@@ -20,6 +20,8 @@ IMAGE_LIBRARIES = frozenset({"smddp", "smp_v1", "smp_v2", "horovod"})
 PROCESSORS = ("gpu", "cpu")
 _FILE = "images.yaml"
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?$")
+
+_HERE = Path(__file__).resolve().parent  # the data files ship beside this module
 
 
 class ImageCatalogError(ValueError):
@@ -96,7 +98,7 @@ def _family(repository: str, spec: dict[str, Any]) -> _Family:
 
 @functools.lru_cache(maxsize=1)
 def _data() -> dict[str, Any]:
-    text = resources.files(__package__).joinpath(_FILE).read_text(encoding="utf-8")
+    text = (_HERE / _FILE).read_text(encoding="utf-8")
     return parse_yaml(text)
 
 

@@ -17,15 +17,16 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
-from typing import Annotated
 
 import typer
 
 from smdist.cli import help as cli_help
 from smdist.cli import local as cli_local
-from smdist.errors import SpecError
-from smdist.exit_codes import EXIT_INVALID, EXIT_JOB_FAILED, EXIT_OK, debug_requested, report
+from smdist.cli import options as opt
+from smdist.cli import sagemaker_jobs, terminal
+from smdist.cli.job_files import load_plan
+from smdist.cli.sagemaker_jobs import SUBMIT_BACKENDS as SUBMIT_BACKENDS
+from smdist.exit_codes import EXIT_INVALID, EXIT_OK, debug_requested, report
 
 app = cli_help.Typer(  # flags show as flags in --help, not as "<bool>"
     name="smdist",
@@ -35,54 +36,23 @@ app = cli_help.Typer(  # flags show as flags in --help, not as "<bool>"
     pretty_exceptions_enable=False,
 )
 
-JobFile = Annotated[Path, typer.Argument(help="job spec (YAML)", show_default=False)]
 _debug = [False]  # set by --debug before a command runs; read by main() when one raises
 
 
 @app.callback()
-def _global_options(
-    debug: Annotated[
-        bool, typer.Option("--debug", help="show an error's traceback (also: SMDIST_DEBUG=1)")
-    ] = False,
-) -> None:
+def _global_options(debug: opt.DebugFlag = False) -> None:
     _debug[0] = debug
-
-
-def _stderr():
-    from rich.console import Console
-
-    return Console(stderr=True)
-
-
-def _load_plan(path: Path, submittable: bool = False):
-    """The job file's plan; with ``submittable``, also refused for what ``submit`` would refuse
-    under the installed SDK line (so ``validate`` and ``plan`` know it before any cost)."""
-    from smdist.checks.reading import load
-    from smdist.planning.plan import plan
-
-    made = plan(load(path))
-    if submittable:
-        from smdist.backends.sagemaker import submission_problems
-
-        problems = submission_problems(made)
-        if problems:
-            raise SpecError(problems)
-    return made
 
 
 @app.command("plan")
 def plan_command(
-    job_file: JobFile,
-    as_json: Annotated[bool, typer.Option("--json", help="print the plan as JSON")] = False,
-    hosts: Annotated[
-        bool, typer.Option("--hosts", help="show what each host runs in SageMaker's container")
-    ] = False,
-    hosts_count: Annotated[
-        int, typer.Option(min=2, help="with --hosts: hosts shown, the first ones and the last")
-    ] = 4,
+    job_file: opt.JobFile,
+    as_json: opt.PlanJsonFlag = False,
+    hosts: opt.HostsFlag = False,
+    hosts_count: opt.HostsCountOption = 4,
 ) -> None:
     """Check a job and show exactly what SageMaker would run (--hosts: on each host)."""
-    plan = _load_plan(job_file, submittable=True)
+    plan = load_plan(job_file, submittable=True)
     if hosts:
         from smdist.planning import host_view
 
@@ -105,10 +75,10 @@ def plan_command(
 
 
 @app.command()
-def validate(job_file: JobFile) -> None:
+def validate(job_file: opt.JobFile) -> None:
     """Exit 0 when the job is valid, 2 with the problems on stderr when it is not."""
-    plan = _load_plan(job_file, submittable=True)
-    console = _stderr()
+    plan = load_plan(job_file, submittable=True)
+    console = terminal.stderr()
     for warning in plan.warnings:
         console.print(f"warning: {warning}", style="yellow", highlight=False, markup=False)
     typer.echo(f"{job_file}: valid ({plan.spec.strategy.kind}, world size {plan.world_size})")
@@ -123,39 +93,13 @@ def schema() -> None:
 
 
 @app.command()
-def instances(
-    family: Annotated[str | None, typer.Option(help="only this family, e.g. p4d")] = None,
-) -> None:
+def instances(family: opt.FamilyOption = None) -> None:
     """List the instance catalogue: GPUs, memory, EFA, price, libraries."""
     from rich.console import Console
-    from rich.table import Table
 
-    from smdist import catalog
+    from smdist.cli.instance_table import instance_table
 
-    table = Table(
-        "instance type",
-        "GPUs",
-        "GPU",
-        "vCPUs",
-        "EFA",
-        "$/hour",
-        "libraries",
-        title=f"catalogue of {catalog.catalog_date()} ({catalog.price_region()})",
-    )
-    for name in catalog.known_instance_types():
-        info = catalog.instance(name)
-        if info is None or (family and info.family != family):
-            continue
-        table.add_row(
-            name + (" (retired)" if info.retired else ""),
-            str(info.gpus),
-            info.gpu_model or "-",
-            str(info.vcpus),
-            "yes" if info.efa else "",
-            f"{info.price_per_hour:.3f}" if info.price_per_hour else "-",
-            ", ".join(sorted(info.libraries)),
-        )
-    Console().print(table)
+    Console().print(instance_table(family))
 
 
 # ---- run: the job on this machine (the local backend) ------------------------------------------
@@ -165,46 +109,17 @@ _assignment = cli_local._assignment  # --set name=value (its tests import it fro
 
 @app.command()
 def run(
-    job_file: JobFile,
-    # Accepted and ignored: run is always local. Hidden, but kept so that scripts and CI jobs
-    # written when --help still listed it keep working (README: "Running locally").
-    local: Annotated[bool, typer.Option("--local", hidden=True)] = True,
-    hosts: Annotated[
-        int | None, typer.Option("--hosts", min=1, help="emulated hosts (default: instance_count)")
-    ] = None,
-    processes_per_host: Annotated[
-        int | None,
-        typer.Option("--processes-per-host", min=1, help="default: the strategy's, capped here"),
-    ] = None,
-    assignments: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--set",
-            "-H",
-            metavar="name=value",
-            help="override a hyperparameter (repeatable)",
-        ),
-    ] = None,
-    max_run: Annotated[
-        float | None, typer.Option("--max-run", min=1, help="seconds (default: the spec's)")
-    ] = None,
-    stall_timeout: Annotated[
-        float,
-        typer.Option(help="fail when no process prints for this many seconds (0: never)"),
-    ] = 600.0,
-    grace: Annotated[float, typer.Option(min=0.1, help="seconds from SIGTERM to SIGKILL")] = 30.0,
-    cpu: Annotated[bool, typer.Option("--cpu", help="run on CPU even where GPUs exist")] = False,
-    root: Annotated[
-        Path, typer.Option(help="where jobs, logs and checkpoints are kept")
-    ] = LOCAL_ROOT,
-    fresh: Annotated[
-        bool,
-        typer.Option(
-            "--fresh",
-            help="start without the checkpoints earlier runs kept (they are moved aside, not "
-            "deleted, once this job has written its own)",
-        ),
-    ] = False,
+    job_file: opt.JobFile,
+    local: opt.LocalFlag = True,  # accepted and ignored: run is always local
+    hosts: opt.HostsOption = None,
+    processes_per_host: opt.ProcessesPerHostOption = None,
+    assignments: opt.AssignmentsOption = None,
+    max_run: opt.MaxRunOption = None,
+    stall_timeout: opt.StallTimeoutOption = 600.0,
+    grace: opt.GraceOption = 30.0,
+    cpu: opt.CpuFlag = False,
+    root: opt.RunRootOption = LOCAL_ROOT,
+    fresh: opt.FreshFlag = False,
 ) -> None:
     """Run the job on this machine as SageMaker would run it: emulated hosts, no Docker.
 
@@ -237,137 +152,54 @@ def run(
         status = job.status if job.status.finished else JobStatus.STOPPED
     finally:
         signal.signal(signal.SIGTERM, previous)
-    _report_end(job, status)
+    terminal.report_end(job, status)
     raise typer.Exit(status.exit_code)
 
 
 # ---- SageMaker jobs: submit, status, logs, stop --------------------------------------------------
-SUBMIT_BACKENDS = ("sagemaker", "sagemaker-local")
-JobName = Annotated[str, typer.Argument(help="training job name", show_default=False)]
-RegionOption = Annotated[str | None, typer.Option(help="AWS region (default: AWS config)")]
-PollOption = Annotated[float, typer.Option(help="seconds between status polls", hidden=True)]
 BackendOption, RootOption = cli_local.BackendOption, cli_local.RootOption
-
-
-def _attach(name: str, region: str | None, poll: float):
-    from smdist.backends.sagemaker import attach_job
-
-    return attach_job(name, region=region, poll_seconds=poll)
-
-
-def _report_end(job, status) -> None:
-    """The last line of a job's output: its model, or why it failed (one line)."""
-    console, status = _stderr(), getattr(status, "value", status)
-    if status == "Completed":
-        text = f"{job.name}: Completed; model: {job.model_artifacts}"
-    else:
-        text = f"{job.name}: {status}: {job.failure_reason or 'no reason given'}"
-    console.print(text, highlight=False, markup=False, soft_wrap=True)
 
 
 @app.command()
 def submit(
-    job_file: JobFile,
-    wait: Annotated[
-        bool, typer.Option("--wait", help="wait for the job; exit 1 if it fails")
-    ] = False,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="print the CreateTrainingJob request; call no AWS API")
-    ] = False,
-    backend: Annotated[str, typer.Option(help="sagemaker or sagemaker-local")] = "sagemaker",
-    bucket: Annotated[str | None, typer.Option(help="S3 bucket for code (default: SDK's)")] = None,
-    role: Annotated[
-        str | None, typer.Option(help="IAM role ARN when the job file has none")
-    ] = None,
-    region: RegionOption = None,
-    logs: Annotated[bool, typer.Option(help="stream the job's logs while waiting")] = True,
-    shm_size: Annotated[
-        str | None,
-        typer.Option(help="sagemaker-local: /dev/shm size of each container, e.g. 2gb"),
-    ] = None,
-    poll: PollOption = 10.0,
+    job_file: opt.JobFile,
+    wait: opt.SubmitWaitFlag = False,
+    dry_run: opt.DryRunFlag = False,
+    backend: opt.SubmitBackendOption = "sagemaker",
+    bucket: opt.BucketOption = None,
+    role: opt.RoleOption = None,
+    region: opt.RegionOption = None,
+    logs: opt.LogsFlag = True,
+    shm_size: opt.ShmSizeOption = None,
+    poll: opt.PollOption = 10.0,
 ) -> None:
     """Submit a job to SageMaker (prints its name); --wait exits 0 completed, 1 failed/stopped."""
-    if backend not in SUBMIT_BACKENDS:
-        from smdist.errors import Problem
-
-        raise SpecError(
-            [Problem("--backend", "unknown backend", backend, ", ".join(SUBMIT_BACKENDS))]
-        )
-    plan = _load_plan(job_file)
-    console = _stderr()
+    sagemaker_jobs.check_backend(backend)
+    plan = load_plan(job_file)
+    console = terminal.stderr()
     for warning in plan.warnings:
         console.print(
             f"warning: {warning}", style="yellow", highlight=False, markup=False, soft_wrap=True
         )
-    options: dict[str, object] = {
-        "bucket": bucket,
-        "role": role,
-        "region": region,
-        "poll_seconds": poll,
-    }
-    if shm_size is not None:
-        if backend != "sagemaker-local":
-            from smdist.errors import OPTION, Problem
-
-            raise SpecError(
-                [Problem("--shm-size", "applies to --backend sagemaker-local only", shm_size)],
-                OPTION,
-            )
-        options["shm_size"] = shm_size
+    options = sagemaker_jobs.launch_options(backend, bucket, role, region, poll, shm_size)
     if dry_run:
-        from smdist.backends import sagemaker as cloud
-
-        shown = cloud.dry_run(plan, bucket=bucket, role=role, region=region)
-        typer.echo(json.dumps(shown.to_dict(), indent=2, default=str))
-        for note in shown.warnings[len(plan.warnings) :]:  # the dry run's own, e.g. its region
-            console.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
-        from smdist.packaging.bundle import dry_run_lines
-
-        # On stderr: stdout stays the request as JSON. Every path left out is named, with why.
-        for line in dry_run_lines(plan):
-            console.print(line, highlight=False, markup=False, soft_wrap=True)
+        sagemaker_jobs.show_dry_run(plan, console, bucket=bucket, role=role, region=region)
         return
-    import importlib
-
-    from smdist.backends import BACKENDS
-    from smdist.packaging.bundle import upload_notice
-
-    for line in upload_notice(plan):  # before the upload, so a mistake can be stopped
-        console.print(line, highlight=False, markup=False, soft_wrap=True)
-    job = importlib.import_module(BACKENDS[backend]).launch(plan, **options)
-    typer.echo(job.name)
-    for what, uri, count in (
-        ("code", getattr(job, "source_uri", None), getattr(job, "uploaded_bytes", None)),
-        (
-            "drivers",
-            getattr(job, "drivers_uri", None),
-            getattr(job, "drivers_uploaded_bytes", None),
-        ),
-    ):
-        if uri is not None and count is not None:
-            done = f"uploaded {count} bytes" if count else "unchanged, not uploaded again"
-            console.print(f"{what}: {done} ({uri})", highlight=False, markup=False, soft_wrap=True)
+    job = sagemaker_jobs.launch(plan, backend, options, console)
     if not wait:
         if backend == "sagemaker-local":  # it runs on in its own process, as a SageMaker job does
-            console.print(
-                f"{job.name}: running in SageMaker local mode on this machine; follow it with "
-                f"`smdist logs -f {job.name}`, stop it with `smdist stop {job.name}`",
-                highlight=False,
-                markup=False,
-                soft_wrap=True,
-            )
+            sagemaker_jobs.local_mode_note(job, console)
         return
     status = job.wait(logs=logs)
-    _report_end(job, status)
+    terminal.report_end(job, status)
     raise typer.Exit(status.exit_code)
 
 
 @app.command()
 def status(
-    job_name: JobName,
-    region: RegionOption = None,
-    as_json: Annotated[bool, typer.Option("--json", help="print DescribeTrainingJob")] = False,
+    job_name: opt.JobName,
+    region: opt.RegionOption = None,
+    as_json: opt.DescribeJsonFlag = False,
     backend: BackendOption = "auto",
     root: RootOption = LOCAL_ROOT,
 ) -> None:
@@ -375,27 +207,16 @@ def status(
     local = cli_local.find_job(job_name, backend, root)
     if local is not None:
         raise typer.Exit(cli_local.show_status(local, as_json))
-    job = _attach(job_name, region, 10.0)
-    description = job.describe()
-    state = description["TrainingJobStatus"]
-    if as_json:
-        typer.echo(json.dumps(description, indent=2, default=str))
-    else:
-        typer.echo(f"{job.name}\t{state}\t{description.get('SecondaryStatus', '')}")
-        if description.get("FailureReason"):
-            typer.echo(f"reason: {description['FailureReason']}")
-        artifacts = (description.get("ModelArtifacts") or {}).get("S3ModelArtifacts")
-        if state == "Completed" and artifacts:
-            typer.echo(f"model: {artifacts}")
-    raise typer.Exit(EXIT_JOB_FAILED if state in ("Failed", "Stopped") else EXIT_OK)
+    job = sagemaker_jobs.attach(job_name, region, 10.0)
+    raise typer.Exit(sagemaker_jobs.show_status(job, as_json))
 
 
 @app.command()
 def logs(
-    job_name: JobName,
-    follow: Annotated[bool, typer.Option("--follow", "-f", help="until the job ends")] = False,
-    region: RegionOption = None,
-    poll: PollOption = 10.0,
+    job_name: opt.JobName,
+    follow: opt.FollowFlag = False,
+    region: opt.RegionOption = None,
+    poll: opt.PollOption = 10.0,
     backend: BackendOption = "auto",
     root: RootOption = LOCAL_ROOT,
 ) -> None:
@@ -403,7 +224,7 @@ def logs(
     local = cli_local.find_job(job_name, backend, root)
     if local is not None:
         raise typer.Exit(cli_local.show_logs(local, follow))
-    job = _attach(job_name, region, poll)
+    job = sagemaker_jobs.attach(job_name, region, poll)
     for line in job.logs(follow=follow):
         typer.echo(line)
     if follow:
@@ -412,23 +233,25 @@ def logs(
 
 @app.command()
 def stop(
-    job_name: JobName,
-    wait: Annotated[bool, typer.Option("--wait", help="wait until it has stopped")] = False,
-    region: RegionOption = None,
-    poll: PollOption = 10.0,
+    job_name: opt.JobName,
+    wait: opt.StopWaitFlag = False,
+    region: opt.RegionOption = None,
+    poll: opt.PollOption = 10.0,
     backend: BackendOption = "auto",
     root: RootOption = LOCAL_ROOT,
 ) -> None:
     """Stop a job: SIGTERM, then SIGKILL after the grace period (SageMaker: 120 s)."""
     local = cli_local.find_job(job_name, backend, root)
     if local is not None:
-        cli_local.stop(local, _stderr(), wait=wait, poll=poll, report_end=_report_end)
+        cli_local.stop(
+            local, terminal.stderr(), wait=wait, poll=poll, report_end=terminal.report_end
+        )
         return
-    job = _attach(job_name, region, poll)
+    job = sagemaker_jobs.attach(job_name, region, poll)
     job.stop()
-    _stderr().print(f"{job.name}: stop requested", highlight=False, markup=False, soft_wrap=True)
+    terminal.plain(terminal.stderr(), f"{job.name}: stop requested")
     if wait:
-        _report_end(job, job.wait())
+        terminal.report_end(job, job.wait())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -440,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else EXIT_INVALID)
     except Exception as error:  # noqa: BLE001 - the one place errors become exit codes
-        return report(error, _stderr(), debug=debug_requested(_debug[0]))
+        return report(error, terminal.stderr(), debug=debug_requested(_debug[0]))
     return EXIT_OK
 
 

@@ -163,6 +163,38 @@ class Machine:
     num_neurons: int = 0
 
 
+def _instance_groups(
+    resources: Mapping[str, Any], framework_params: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The toolkit's instance-group entries: the host's group, the distribution's hosts and
+    groups, and the master (the first distribution host)."""
+    hosts = list(resources["hosts"])
+    group = resources.get("current_group_name", INSTANCE_GROUP)
+    groups = resources.get("instance_groups", [])
+    distributed = any(framework_params.get(flag, False) for flag in DISTRIBUTION_FLAGS)
+    distribution_groups = framework_params.get(
+        "sagemaker_distribution_instance_groups", [group] if distributed else []
+    )
+    distribution_hosts: list[str] = []
+    for entry in groups:
+        if entry["instance_group_name"] in distribution_groups:
+            distribution_hosts.extend(entry["hosts"])
+    if not groups:
+        distribution_hosts = list(hosts)
+    return {
+        "current_instance_group": group,
+        "current_instance_group_hosts": next(
+            (entry["hosts"] for entry in groups if entry["instance_group_name"] == group), []
+        ),
+        "distribution_hosts": distribution_hosts,
+        "distribution_instance_groups": distribution_groups,
+        "instance_groups": [entry["instance_group_name"] for entry in groups],
+        "instance_groups_dict": {entry["instance_group_name"]: entry for entry in groups},
+        "is_hetero": len(groups) > 1,
+        "master_hostname": distribution_hosts[0] if distribution_hosts else hosts[0],
+    }
+
+
 def training_environment(
     base: Path,
     config: HostConfig,
@@ -176,51 +208,29 @@ def training_environment(
     user, toolkit = split_hyperparameters(decoded)
     framework_params = {k: v for k, v in toolkit.items() if k not in RESERVED_HYPERPARAMETERS}
     resources = config.resource_config
-    hosts = list(resources["hosts"])
-    current_host = resources["current_host"]
-    group = resources.get("current_group_name", INSTANCE_GROUP)
-    groups = resources.get("instance_groups", [])
-    distributed = any(framework_params.get(flag, False) for flag in DISTRIBUTION_FLAGS)
-    distribution_groups = framework_params.get(
-        "sagemaker_distribution_instance_groups", [group] if distributed else []
-    )
-    distribution_hosts: list[str] = []
-    for entry in groups:
-        if entry["instance_group_name"] in distribution_groups:
-            distribution_hosts.extend(entry["hosts"])
-    if not groups:
-        distribution_hosts = list(hosts)
-    master = distribution_hosts[0] if distribution_hosts else hosts[0]
+    groups = _instance_groups(resources, framework_params)
     program = toolkit.get("sagemaker_program")
-    channels = {name: str(base / "input" / "data" / name) for name in config.input_data_config}
-    return {
+    values = {
+        **groups,
         "additional_framework_parameters": framework_params,
-        "channel_input_dirs": channels,
-        "current_host": current_host,
-        "current_instance_group": group,
-        "current_instance_group_hosts": next(
-            (entry["hosts"] for entry in groups if entry["instance_group_name"] == group), []
-        ),
+        "channel_input_dirs": {
+            name: str(base / "input" / "data" / name) for name in config.input_data_config
+        },
+        "current_host": resources["current_host"],
         "current_instance_type": resources.get("current_instance_type", "local"),
-        "distribution_hosts": distribution_hosts,
-        "distribution_instance_groups": distribution_groups,
         "framework_module": framework_module,
-        "hosts": hosts,
+        "hosts": list(resources["hosts"]),
         "hyperparameters": user,
         "input_config_dir": str(base / "input" / "config"),
         "input_data_config": config.input_data_config,
         "input_dir": str(base / "input"),
-        "instance_groups": [entry["instance_group_name"] for entry in groups],
-        "instance_groups_dict": {entry["instance_group_name"]: entry for entry in groups},
-        "is_hetero": len(groups) > 1,
-        "is_master": current_host == master,
+        "is_master": resources["current_host"] == groups["master_hostname"],
         # The toolkit computes this before SM_HP_MP_PARAMETERS exists, so it is always null.
         "is_modelparallel_enabled": None,
         "is_smddpmprun_installed": False,
         "is_smddprun_installed": False,
         "job_name": job_name,
         "log_level": toolkit.get("sagemaker_container_log_level", DEFAULT_LOG_LEVEL),
-        "master_hostname": master,
         "model_dir": str(base / "model"),
         "module_dir": str(toolkit.get("sagemaker_submit_directory", base / "code")),
         "module_name": program[:-3]
@@ -237,6 +247,7 @@ def training_environment(
         "topology": resources.get("topology", []),
         "user_entry_point": program,
     }
+    return dict(sorted(values.items()))  # by name, the order these keys have always had
 
 
 def sm_variables(training_env: Mapping[str, Any]) -> dict[str, str]:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from smdist.contract import parameter_server
 from smdist.contract.commands import (
     TORCHRUN_PORT,
     HostArguments,
@@ -131,8 +132,10 @@ def _container_environment(
     if launcher is Launcher.TORCHRUN:  # the TorchDistributedRunner's own settings
         environment.update({k: v for k, v in efa.items() if k.startswith(("FI_", "RDMAV_"))})
         environment.update({"NCCL_SOCKET_IFNAME": NETWORK_INTERFACE, "NCCL_PROTO": "simple"})
-    if launcher.tf_config:
+    if launcher is Launcher.TF_CONFIG:
         environment["TF_CONFIG"] = json.dumps(build_tf_config(hosts, hosts[index]))
+    if launcher is Launcher.PARAMETER_SERVER and len(hosts) > 1:  # the TF toolkit's, per host
+        environment["TF_CONFIG"] = json.dumps(parameter_server.tf_config(hosts, hosts[index]))
     return environment
 
 

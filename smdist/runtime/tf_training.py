@@ -10,6 +10,9 @@ points run on tf-keras (Keras 2) through ``TF_USE_LEGACY_KERAS=1``.
 Checkpoints are plain ``.npz`` files (model weights, optimizer variables, step): one file, so
 they can be written atomically by ``smdist.runtime.checkpoints``, and readable with numpy
 alone.
+
+MultiWorkerMirroredStrategy and its collectives live in ``tf_multi_worker``; this module
+re-exports them.
 """
 
 from __future__ import annotations
@@ -24,6 +27,43 @@ from pathlib import Path
 from typing import Any
 
 from smdist.runtime import checkpoints
+from smdist.runtime.tf_multi_worker import (
+    COMMUNICATION_CHOICES,
+    multi_worker_strategy,
+    pack_arrays,
+    sum_over_replicas,
+    unpack_arrays,
+    worker_rank,
+)
+
+__all__ = [
+    "CHECKPOINT_SUFFIX",
+    "COMMUNICATION_CHOICES",
+    "SAVED_MODEL_VERSION",
+    "STOP_VOTES",
+    "StopVote",
+    "build_classifier",
+    "configure_gpus",
+    "import_tensorflow",
+    "multi_worker_strategy",
+    "nothing_left",
+    "pack_arrays",
+    "prepare_tensorflow_environment",
+    "read_training_state",
+    "report_checksum",
+    "restore_training_state",
+    "save_saved_model",
+    "say",
+    "select_precision",
+    "state_arrays",
+    "sum_over_replicas",
+    "training_state",
+    "unpack_arrays",
+    "weights_checksum",
+    "with_stop_vote",
+    "worker_rank",
+    "write_training_state",
+]
 
 CHECKPOINT_SUFFIX = "npz"
 # SageMaker's TensorFlow Serving container loads SavedModels from numbered version folders.
@@ -205,17 +245,26 @@ def restore_training_state(model: Any, optimizer: Any, state: dict[str, Any], so
     return int(state["step"])
 
 
-def save_saved_model(model: Any, model_dir: Path, is_chief: bool) -> Path | None:
+def save_saved_model(
+    model: Any, model_dir: Path, is_chief: bool, io_device: str | None = None
+) -> Path | None:
     """Save a SavedModel once: the chief into ``model_dir/1``; every other worker to a
     temporary directory that is then deleted.
 
     Under MultiWorkerMirroredStrategy saving runs collective ops, so every worker must save;
-    only one copy may land in the model directory that SageMaker uploads.
+    only one copy may land in the model directory that SageMaker uploads. ``io_device``: the
+    device that writes every file (ParameterServerStrategy: the variables live on the parameter
+    servers, which would otherwise each write their share on their own host's disk).
     """
     if is_chief:
         target = Path(model_dir) / SAVED_MODEL_VERSION
         target.parent.mkdir(parents=True, exist_ok=True)
-        model.save(str(target), save_format="tf", include_optimizer=False)
+        options = {}
+        if io_device:
+            import tensorflow as tf
+
+            options["options"] = tf.saved_model.SaveOptions(experimental_io_device=io_device)
+        model.save(str(target), save_format="tf", include_optimizer=False, **options)
         return target
     scratch = tempfile.mkdtemp(prefix="smdist-worker-model-")
     try:
@@ -223,90 +272,6 @@ def save_saved_model(model: Any, model_dir: Path, is_chief: bool) -> Path | None
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return None
-
-
-# --- MultiWorkerMirroredStrategy -------------------------------------------------------------
-
-COMMUNICATION_CHOICES = ("auto", "ring", "nccl")
-
-
-def multi_worker_strategy(tf: Any, communication: str, timeout_seconds: int) -> Any:
-    """MultiWorkerMirroredStrategy reading TF_CONFIG, with the collective settings smdist sets.
-
-    ``timeout_seconds`` > 0 bounds every collective: without it a hung or vanished worker
-    leaves its peers waiting forever.
-    """
-    if communication not in COMMUNICATION_CHOICES:
-        raise ValueError(
-            f"SMDIST_COMMUNICATION={communication!r} is not a collective implementation; "
-            f"use one of {', '.join(COMMUNICATION_CHOICES)}"
-        )
-    if timeout_seconds < 0:
-        raise ValueError(
-            f"SMDIST_COLLECTIVE_TIMEOUT={timeout_seconds} must be >= 0 (seconds; 0 keeps "
-            "TensorFlow's default of no timeout)"
-        )
-    implementations = tf.distribute.experimental.CommunicationImplementation
-    options = tf.distribute.experimental.CommunicationOptions(
-        implementation=getattr(implementations, communication.upper()),
-        timeout_seconds=float(timeout_seconds) if timeout_seconds else None,
-    )
-    return tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
-
-
-def worker_rank(strategy: Any) -> int:
-    """This worker's position in the collective: the chief (if any) is 0, workers follow."""
-    resolver = strategy.cluster_resolver
-    task_type, task_id = resolver.task_type, resolver.task_id
-    if not task_type:
-        return 0
-    cluster = resolver.cluster_spec().as_dict()
-    has_chief = bool(cluster.get("chief"))
-    if task_type == "chief":
-        return 0
-    return int(task_id) + (1 if has_chief else 0)
-
-
-def sum_over_replicas(tf: Any, strategy: Any, values: Any, first_replica_only: bool) -> Any:
-    """All-reduce (sum) a float64 vector over every replica of every worker, eagerly.
-
-    With ``first_replica_only`` every replica but the global first contributes zeros, which
-    turns the sum into a broadcast from the chief. Call it on every worker in the same order.
-    """
-    local = tf.constant(values, dtype=tf.float64)
-    zeros = tf.zeros_like(local)
-
-    def replica_value(context: Any) -> Any:
-        if first_replica_only and context.replica_id_in_sync_group != 0:
-            return zeros
-        return local
-
-    distributed = strategy.experimental_distribute_values_from_function(replica_value)
-    return strategy.reduce(tf.distribute.ReduceOp.SUM, distributed, axis=None).numpy()
-
-
-def pack_arrays(arrays: Sequence[Any]) -> Any:
-    """One float64 vector of several arrays: a single collective instead of one per array.
-
-    float64 holds float32 values and int64 counters below 2**53 exactly.
-    """
-    import numpy as np
-
-    if not arrays:
-        return np.zeros(0, dtype=np.float64)
-    return np.concatenate([np.asarray(a, dtype=np.float64).reshape(-1) for a in arrays])
-
-
-def unpack_arrays(vector: Any, like: Sequence[Any]) -> list[Any]:
-    import numpy as np
-
-    arrays, offset = [], 0
-    for template in like:
-        template = np.asarray(template)
-        arrays.append(vector[offset : offset + template.size].reshape(template.shape))
-        arrays[-1] = arrays[-1].astype(template.dtype)
-        offset += template.size
-    return arrays
 
 
 def nothing_left(checkpoint_dir: Any, start_step: int, plan: Any, args: Any) -> str:

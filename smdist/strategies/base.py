@@ -5,23 +5,15 @@ cluster, and renders two values, once, for the plan: the ``Launch`` (how the con
 the ranks, with the toolkit hyperparameters that pick its runner) and SDK v2's ``distribution``
 argument. Nothing outside planning calls the rendering: every backend reads the plan. Cross-field
 and cluster checks return ``Problem`` values (errors and warnings) instead of raising, so a user
-sees every problem at once.
+sees every problem at once. The shared field types live beside it: ``processes_per_host`` in
+``smdist.strategies.processes``, ``custom_mpi_options`` in ``smdist.strategies.mpi_options``.
 """
 
 from __future__ import annotations
 
-import re
-import shlex
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import (
-    BeforeValidator,
-    Field,
-    PositiveInt,
-    SerializerFunctionWrapHandler,
-    field_validator,
-    model_serializer,
-)
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from smdist import catalog
 from smdist.contract.commands import Launch, Launcher
@@ -30,52 +22,12 @@ from smdist.spec import topology
 from smdist.spec.base import StrictModel
 from smdist.spec.cluster import Cluster
 from smdist.spec.topology import Topology
+from smdist.strategies.mpi_options import MPIOptionsMixin as MPIOptionsMixin
+from smdist.strategies.mpi_options import check_custom_mpi_options as check_custom_mpi_options
+from smdist.strategies.mpi_options import mpi_options_field as mpi_options_field
+from smdist.strategies.processes import ProcessesPerHost as ProcessesPerHost
 
 Framework = Literal["pytorch", "tensorflow"]
-
-
-def _processes_per_host(value: Any) -> Any:
-    """One clear message instead of pydantic's one-per-union-member."""
-    if value == "auto" or (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
-        return value
-    raise ValueError(f"must be 'auto' or a positive integer, got {value!r}")
-
-
-ProcessesPerHost = Annotated[
-    Literal["auto"] | PositiveInt,
-    BeforeValidator(_processes_per_host),
-    Field(description="processes started on each host; 'auto' = the instance's GPU count"),
-]
-
-# A plain mpirun flag or value: no quoting, no shell metacharacters, nothing a shell would expand.
-_MPI_TOKEN = re.compile(r"^[A-Za-z0-9_.,:/@%+=^-]+$")
-
-
-def check_custom_mpi_options(value: str) -> str:
-    """Reject anything but plain mpirun flags: the container pastes them into a command line."""
-    if not value:
-        return value
-    control = [char for char in value if ord(char) < 32 or ord(char) == 127]
-    if control:
-        raise ValueError(
-            f"{value!r} holds a control character ({control[0]!r}); custom MPI options are "
-            "plain mpirun flags on one line, such as '-x NCCL_DEBUG=INFO'"
-        )
-    try:
-        tokens = shlex.split(value)
-    except ValueError as exc:
-        raise ValueError(f"cannot split {value!r} into mpirun flags: {exc}") from exc
-    bad = [token for token in tokens if not _MPI_TOKEN.match(token)]
-    if bad or tokens != value.split():
-        shown = bad[0] if bad else value
-        raise ValueError(
-            f"{shown!r} is not a plain mpirun flag; use flags such as "
-            "'-x NCCL_DEBUG=INFO --mca btl_tcp_if_include eth0' without quotes or shell "
-            "characters (; & | $ ` < > ( ) { } * ? ! ~ \\ quotes)"
-        )
-    if not tokens[0].startswith("-"):
-        raise ValueError(f"custom MPI options must start with a flag such as '-x', got {value!r}")
-    return value
 
 
 class Strategy(StrictModel):
@@ -283,24 +235,3 @@ class _NoLibraries:
 
 
 _NONE = _NoLibraries()
-
-
-def mpi_options_field() -> Any:
-    return Field("", description="extra mpirun flags, e.g. '-x NCCL_DEBUG=INFO'")
-
-
-class MPIOptionsMixin(StrictModel):
-    custom_mpi_options: str = mpi_options_field()
-
-    def mpi_distribution(self, cluster: Cluster) -> dict[str, Any]:
-        """The ``mpi`` part of the distribution: mpirun's processes per host and flags."""
-        return {
-            "enabled": True,
-            "processes_per_host": self.resolve_processes_per_host(cluster),  # type: ignore[attr-defined]
-            "custom_mpi_options": self.custom_mpi_options,
-        }
-
-    @field_validator("custom_mpi_options")
-    @classmethod
-    def _plain_mpi_flags(cls, value: str) -> str:
-        return check_custom_mpi_options(value)

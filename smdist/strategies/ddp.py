@@ -95,19 +95,33 @@ class PyTorchDDP(Strategy):
 
     def check(self, cluster, framework_version=None, hyperparameters=None) -> list[Problem]:
         problems = super().check(cluster, framework_version, hyperparameters)
-        gpus = cluster.gpus_per_host
-        info = cluster.info
-        if self.backend == "nccl" and gpus == 0 and not cluster.is_local_mode:
+        problems += self._backend_problems(cluster)
+        if self.launcher == "torch_distributed":
+            problems += self._torch_distributed_problems(cluster, framework_version)
+        if cluster.instance_count == 1 and self.resolve_processes_per_host(cluster) == 1:
             problems.append(
+                Problem(
+                    "cluster",
+                    "one host with one process: DDP adds synchronisation and no parallelism",
+                    severity="warning",
+                )
+            )
+        return problems
+
+    def _backend_problems(self, cluster: Cluster) -> list[Problem]:
+        """NCCL without GPUs (an error), gloo on GPUs (a warning)."""
+        gpus = cluster.gpus_per_host
+        if self.backend == "nccl" and gpus == 0 and not cluster.is_local_mode:
+            return [
                 Problem(
                     "strategy.backend",
                     f"NCCL needs GPUs and {cluster.instance_type} has none",
                     "nccl",
                     "auto, gloo",
                 )
-            )
+            ]
         if self.backend == "gloo" and gpus > 0:
-            problems.append(
+            return [
                 Problem(
                     "strategy.backend",
                     "gloo on GPU instances is much slower than NCCL",
@@ -115,56 +129,56 @@ class PyTorchDDP(Strategy):
                     "auto, nccl",
                     severity="warning",
                 )
-            )
-        if self.launcher == "torch_distributed":
-            if self.processes_per_host != "auto":
-                problems.append(
-                    Problem(
-                        "strategy.processes_per_host",
-                        "the torch_distributed launcher always starts one process per GPU",
-                        self.processes_per_host,
-                        "'auto', or launcher 'torchrun' for another count",
-                    )
-                )
-            if self.max_restarts:
-                problems.append(
-                    Problem(
-                        "strategy.max_restarts",
-                        "SageMaker's torch_distributed launcher does not restart workers",
-                        self.max_restarts,
-                        "0, or launcher 'torchrun'",
-                    )
-                )
-            if info is not None and info.accelerator == "cpu":
-                problems.append(
-                    Problem(
-                        "strategy.launcher",
-                        f"torch_distributed runs on GPU and Trainium instances only, "
-                        f"not {cluster.instance_type}",
-                        "torch_distributed",
-                        "torchrun",
-                    )
-                )
-            minimum = catalog.minimum_version("torch_distributed", "pytorch")
-            if (
-                minimum
-                and framework_version
-                and catalog.compare_versions(framework_version, minimum) < 0
-            ):
-                problems.append(
-                    Problem(
-                        "code.framework_version",
-                        f"the torch_distributed distribution needs PyTorch >= {minimum}",
-                        framework_version,
-                        f">= {minimum}",
-                    )
-                )
-        if cluster.instance_count == 1 and self.resolve_processes_per_host(cluster) == 1:
+            ]
+        return []
+
+    def _torch_distributed_problems(
+        self, cluster: Cluster, framework_version: str | None
+    ) -> list[Problem]:
+        """What SageMaker's torch_distributed launcher cannot do: a process count, restarts,
+        CPU instances, PyTorch older than the catalogue's minimum."""
+        problems = []
+        if self.processes_per_host != "auto":
             problems.append(
                 Problem(
-                    "cluster",
-                    "one host with one process: DDP adds synchronisation and no parallelism",
-                    severity="warning",
+                    "strategy.processes_per_host",
+                    "the torch_distributed launcher always starts one process per GPU",
+                    self.processes_per_host,
+                    "'auto', or launcher 'torchrun' for another count",
+                )
+            )
+        if self.max_restarts:
+            problems.append(
+                Problem(
+                    "strategy.max_restarts",
+                    "SageMaker's torch_distributed launcher does not restart workers",
+                    self.max_restarts,
+                    "0, or launcher 'torchrun'",
+                )
+            )
+        info = cluster.info
+        if info is not None and info.accelerator == "cpu":
+            problems.append(
+                Problem(
+                    "strategy.launcher",
+                    f"torch_distributed runs on GPU and Trainium instances only, "
+                    f"not {cluster.instance_type}",
+                    "torch_distributed",
+                    "torchrun",
+                )
+            )
+        minimum = catalog.minimum_version("torch_distributed", "pytorch")
+        if (
+            minimum
+            and framework_version
+            and catalog.compare_versions(framework_version, minimum) < 0
+        ):
+            problems.append(
+                Problem(
+                    "code.framework_version",
+                    f"the torch_distributed distribution needs PyTorch >= {minimum}",
+                    framework_version,
+                    f">= {minimum}",
                 )
             )
         return problems

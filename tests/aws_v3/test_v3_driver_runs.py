@@ -221,3 +221,31 @@ def test_an_image_without_mpirun_fails_at_once_saying_so(
     assert "ssh never answered" not in first.output
     failure = (first.root / "output" / "failure").read_text()
     assert "mpirun is not in this image" in failure and "openmpi-bin" in failure
+
+
+def test_parameter_server_runs_the_tensorflow_toolkits_steps_through_smdists_driver(
+    boto_session, bucket, captured_requests, container_python, tmp_path
+):
+    needs(container_python, "tensorflow")
+    spec = JobSpec.from_dict(
+        {
+            "name": "v3-ready-parameter-server",
+            "strategy": {"kind": "parameter_server"},
+            "cluster": {"instance_type": "ml.c5.2xlarge", "instance_count": 2},
+            "code": {"framework_version": "2.14", "py_version": "py310"},
+            "hyperparameters": {"epochs": 1, "samples": 256, "batch_size": 16, "log_every": 4},
+        }
+    )
+    backend.launch(plan(spec), bucket=BUCKET, role=ROLE, boto_session=boto_session)
+    (request,) = captured_requests
+    results = run_request(
+        request, boto_session.client("s3"), hosts=2, python=container_python,
+        root=tmp_path / "hosts", timeout=420,
+    )  # fmt: skip
+    assert [r.returncode for r in results] == [0, 0], describe(results)
+    assert "Running SmdistDriver Driver" in results[0].output
+    # Each host's parameter server on the toolkit's port, then the script: algo-1 coordinates.
+    for index, result in enumerate(results):
+        assert f"parameter server ps:{index}" in result.output, describe(results)
+    assert re.search(r"\[metrics\].*loss=", results[0].output), describe(results)
+    assert any((results[0].root / "model").iterdir())  # the coordinator's model

@@ -1,76 +1,32 @@
-"""Emulated SageMaker hosts: a directory standing in for ``/opt/ml`` and the process environment.
+"""Emulated SageMaker hosts: a directory standing in for ``/opt/ml`` and its config files.
 
 Each host gets ``input/config/{hyperparameters,resourceconfig,inputdataconfig}.json``,
-``input/data/<channel>/``, ``model/``, ``output/data/``, ``checkpoints/`` and ``code/``, and
-the environment the container gives the user's script: the toolkit's ``SM_*`` variables
-(``smdist.contract.environment``), the variables the toolkit and the framework container
-set besides them (job name, MASTER_ADDR / MASTER_PORT and NCCL defaults for PyTorch, TF_CONFIG for
-MultiWorkerMirroredStrategy), and what the emulation itself needs (host-name resolution, the
-host's share of the GPUs, the job's process token).
-
-The environment starts from smdist's own, minus variables that describe some other cluster
-(a stray TF_CONFIG, RANK or SM_HOSTS in the shell would otherwise leak into every host).
+``input/data/<channel>/``, ``model/``, ``output/data/``, ``checkpoints/`` and ``code/``. Its
+process environment is ``environment``'s (re-exported here).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from smdist.backends.local.layout import LocalLayout
-from smdist.backends.local.standins import SITE_DIR as STANDINS_DIR
-from smdist.contract.commands import Launcher
-from smdist.contract.environment import (
-    FRAMEWORK_MODULES,
-    HostConfig,
-    Machine,
-    input_data_config,
-    resource_config,
-    sm_variables,
-    training_environment,
+from smdist.backends.local.environment import (
+    NETWORK_INTERFACE,
+    TOKEN_VARIABLE,
+    JobSettings,
+    clean_environment,
+    host_environment,
+    write_environment_files,
 )
-from smdist.contract.parameter_server_host import ADDRESSES_ENV as PS_ADDRESSES_ENV
-from smdist.runtime.settings import LOCAL_JOB
+from smdist.backends.local.layout import LocalLayout
+from smdist.contract.environment import HostConfig, input_data_config, resource_config
 
 if TYPE_CHECKING:
     from smdist.backends.local.network import HostNames
     from smdist.planning.plan import Plan
-
-NETWORK_INTERFACE = "lo"  # what the hosts share here: loopback
-TOKEN_VARIABLE = LOCAL_JOB  # the job's token; also tells its scripts they run locally
-_FOREIGN_PREFIXES = (
-    "SM_",
-    "OMPI_",
-    "PMIX_",
-    "HOROVOD_",
-    "TORCHELASTIC_",
-    "NSS_WRAPPER_",
-    "SMDIST_LOCAL_",
-)
-_FOREIGN_NAMES = frozenset(
-    {
-        "TF_CONFIG",
-        "RANK",
-        "LOCAL_RANK",
-        "WORLD_SIZE",
-        "LOCAL_WORLD_SIZE",
-        "GROUP_RANK",
-        "ROLE_RANK",
-        "MASTER_ADDR",
-        "MASTER_PORT",
-        "TRAINING_JOB_NAME",
-        "SAGEMAKER_JOB_NAME",
-        "SAGEMAKER_BASE_DIR",
-        "SAGEMAKER_REGION",
-        "CURRENT_HOST",
-        "SMDIST_TF_PORTS",
-        "SMDIST_RDZV_PORT",
-        "SMDIST_CHECKPOINT_DIR",
-    }
-)
 
 
 @dataclass(frozen=True)
@@ -129,15 +85,6 @@ def make_hosts(
     ]
 
 
-def clean_environment(environ: Mapping[str, str]) -> dict[str, str]:
-    """smdist's environment without the variables of any other cluster or job."""
-    return {
-        name: value
-        for name, value in environ.items()
-        if not name.startswith(_FOREIGN_PREFIXES) and name not in _FOREIGN_NAMES
-    }
-
-
 def host_hyperparameters(layout: LocalLayout, host: EmulatedHost) -> dict[str, str]:
     """The job's wire hyperparameters with the values that name this host's files."""
     wire = dict(layout.wire_hyperparameters)
@@ -157,21 +104,6 @@ def write_config(host: EmulatedHost, config: HostConfig) -> None:
         (host.config_dir / name).write_text(json.dumps(content, indent=1))
 
 
-@dataclass(frozen=True)
-class JobSettings:
-    """What every host's environment shares."""
-
-    job_name: str
-    region: str
-    token: str
-    master_port: int
-    tf_ports: list[int]  # each host's TF_CONFIG task port (the container's 2222 or 8890)
-    names_environment: dict[str, str]
-    base_environment: dict[str, str]
-    cpus: int
-    ps_ports: list[int] = field(default_factory=list)  # each host's parameter server port
-
-
 def host_config(
     plan: Plan,
     layout: LocalLayout,
@@ -186,92 +118,6 @@ def host_config(
         ),
         input_data_config=input_data_config(channels),
     )
-
-
-def host_environment(
-    plan: Plan,
-    layout: LocalLayout,
-    host: EmulatedHost,
-    hosts: list[str],
-    config: HostConfig,
-    settings: JobSettings,
-) -> dict[str, str]:
-    """Everything the host's first process gets in its environment."""
-    environ = dict(settings.base_environment)
-    environ.update(layout.environment)
-    training_env = training_environment(
-        host.base,
-        config,
-        Machine(num_cpus=settings.cpus, num_gpus=layout.gpus_per_host),
-        job_name=settings.job_name,
-        framework_module=FRAMEWORK_MODULES.get(plan.framework),
-    )
-    environ.update(sm_variables(training_env))
-    # The stand-ins that answer SageMaker's library names (smdistributed.*, torch.sagemaker)
-    # where the real libraries are absent, then the code, as SageMaker's toolkit puts it. The
-    # stand-ins' directory holds only its sitecustomize (which runs the code's own, if the code
-    # has one) and a private package, so being first hides nothing of the code's.
-    python_path = [str(STANDINS_DIR), str(host.code)]
-    python_path += [p for p in environ.get("PYTHONPATH", "").split(":") if p]
-    environ.update(
-        {
-            # Set by SageMaker and the training toolkit besides the SM_* variables.
-            "TRAINING_JOB_NAME": settings.job_name,
-            "SAGEMAKER_JOB_NAME": settings.job_name,
-            "SAGEMAKER_REGION": settings.region,
-            "CURRENT_HOST": host.name,
-            "SAGEMAKER_BASE_DIR": str(host.base),
-            "PYTHONPATH": ":".join(python_path),
-            # Set by the Deep Learning Containers' images.
-            "PYTHONUNBUFFERED": "1",
-            "PYTHONDONTWRITEBYTECODE": "1",
-            # The emulation's own.
-            TOKEN_VARIABLE: settings.token,
-            "CUDA_VISIBLE_DEVICES": ",".join(layout.host_gpus[host.index]),
-        }
-    )
-    environ.update(settings.names_environment)
-    if "NSS_WRAPPER_HOSTS" in settings.names_environment:
-        # gethostname() answers the host's name, as in a SageMaker container. mpirun then treats
-        # its own host as local and starts daemons on the other hosts only, as SageMaker's does.
-        environ["NSS_WRAPPER_HOSTNAME"] = host.name
-    if "OMP_NUM_THREADS" not in environ:
-        # The hosts share this machine's cores: one thread pool each would oversubscribe them.
-        environ["OMP_NUM_THREADS"] = str(max(1, settings.cpus // max(layout.world_size, 1)))
-    if plan.framework == "pytorch":
-        # The SageMaker PyTorch container sets these for every job (port 7777 there; a free
-        # port here, so that local jobs never collide).
-        environ["MASTER_ADDR"] = hosts[0]
-        environ["MASTER_PORT"] = str(settings.master_port)
-        environ.setdefault("NCCL_SOCKET_IFNAME", NETWORK_INTERFACE)
-        environ.setdefault("NCCL_IB_DISABLE", "1")
-        environ.setdefault("NCCL_DEBUG", "WARN")
-    if layout.launcher is Launcher.PARAMETER_SERVER:
-        # The TF toolkit's addresses (host:2222, host:2223) with a free port for each: every
-        # task binds 0.0.0.0:<port> (parameter_server_host writes TF_CONFIG from them).
-        environ[PS_ADDRESSES_ENV] = json.dumps(
-            {
-                name: [f"{name}:{task_port}", f"{name}:{ps_port}"]
-                for name, task_port, ps_port in zip(
-                    hosts, settings.tf_ports, settings.ps_ports, strict=True
-                )
-            }
-        )
-    if layout.launcher is Launcher.TF_CONFIG:
-        # The SageMaker TensorFlow container writes TF_CONFIG for MultiWorkerMirroredStrategy:
-        # every host a worker. Each worker binds 0.0.0.0:<port>, so each gets its own port.
-        environ["TF_CONFIG"] = json.dumps(
-            {
-                "cluster": {
-                    "worker": [
-                        f"{name}:{port}"
-                        for name, port in zip(hosts, settings.tf_ports, strict=True)
-                    ]
-                },
-                "task": {"type": "worker", "index": host.index},
-            }
-        )
-    return environ
 
 
 def hosts_mapping(
@@ -290,19 +136,17 @@ def hosts_mapping(
     )
 
 
-def write_environment_files(
-    directory: Path, hosts: list[EmulatedHost], environments: list[dict[str, str]]
-) -> list[Path]:
-    """Each host's own environment as a file: what a login on that host starts with.
-
-    On SageMaker a worker host writes its environment to ``/etc/environment`` before mpirun
-    reaches it over ssh, so what mpirun does not export (``-x``) comes from the rank's own
-    host. The ssh stand-in starts from this file for the same reason.
-    """
-    directory.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for host, environment in zip(hosts, environments, strict=True):
-        path = directory / f"environment-{host.name}.json"
-        path.write_text(json.dumps(environment))
-        paths.append(path)
-    return paths
+__all__ = [
+    "NETWORK_INTERFACE",
+    "TOKEN_VARIABLE",
+    "EmulatedHost",
+    "JobSettings",
+    "clean_environment",
+    "host_config",
+    "host_environment",
+    "host_hyperparameters",
+    "hosts_mapping",
+    "make_hosts",
+    "write_config",
+    "write_environment_files",
+]

@@ -87,68 +87,20 @@ def plan_layout(
     cpus: int | None = None,
     gpus: list[str] | None = None,
 ) -> LocalLayout:
-    spec = plan.spec
-    strategy = spec.strategy
+    """The plan on this machine: its hosts, their processes and GPUs, its launch resized and
+    bound, its settings adapted; every change one line in ``notes``."""
     notes: list[str] = []
     cpus = cpus or os.cpu_count() or 1
     gpus = local_gpus() if gpus is None else gpus
     if use_gpus is False:
         gpus = []
-    host_count = hosts or spec.cluster.instance_count
-    if host_count < 1:
-        raise _problem("hosts", "must be at least 1", host_count, "an integer >= 1")
-    if host_count != spec.cluster.instance_count:
-        notes.append(
-            f"emulating {host_count} host{'s' if host_count > 1 else ''} "
-            f"(the spec's cluster has {spec.cluster.instance_count})"
-        )
-    launcher = plan.launch.launcher
+    host_count = _host_count(plan, hosts, notes)
     gpus_per_host = len(gpus) // host_count
     host_gpus = [gpus[i * gpus_per_host : (i + 1) * gpus_per_host] for i in range(host_count)]
-
-    requested = plan.topology.processes_per_host
-    capacity = gpus_per_host if gpus_per_host else max(1, cpus // host_count)
-    if launcher.tf_config:  # one TensorFlow worker per host
-        per_host = 1
-        if processes_per_host not in (None, 1):
-            notes.append(
-                f"processes per host: 1 ({launcher.description}: one worker on each host; "
-                f"--processes-per-host {processes_per_host} does not apply)"
-            )
-    elif processes_per_host is not None:
-        if processes_per_host < 1:
-            raise _problem(
-                "processes_per_host", "must be at least 1", processes_per_host, "an integer >= 1"
-            )
-        per_host = processes_per_host
-    elif strategy.requested_processes_per_host() != "auto" and not strategy.one_process_per_gpu:
-        # The rank layout the user wrote is what local testing must exercise: kept, even when
-        # it oversubscribes this machine.
-        per_host = requested
-        if per_host > capacity:
-            what = f"{gpus_per_host} GPU" if gpus_per_host else f"{cpus} CPUs for {host_count}"
-            notes.append(
-                f"processes per host: {per_host} as the spec asks, oversubscribing this machine "
-                f"({what} host{'s' if host_count > 1 and not gpus_per_host else ''})"
-            )
-    else:
-        per_host = min(requested, capacity)
-        if per_host != requested:
-            what = f"{gpus_per_host} GPU" if gpus_per_host else f"{cpus} CPUs for {host_count}"
-            notes.append(
-                f"processes per host: {per_host} here instead of {requested} on "
-                f"{spec.cluster.instance_type} (this machine has {what} "
-                f"host{'s' if host_count > 1 and not gpus_per_host else ''})"
-            )
+    per_host = _processes_per_host(plan, host_count, processes_per_host, cpus, gpus_per_host, notes)
     per_host = _fit_model_parallel(plan, host_count, per_host, processes_per_host, notes)
-
     if plan.gpus_per_host and not gpus_per_host:
-        collectives = "gloo" if plan.framework == "pytorch" else "ring (gRPC)"
-        notes.append(
-            f"no GPU for the emulated hosts: {spec.cluster.instance_type} has "
-            f"{plan.gpus_per_host} GPU{'s' if plan.gpus_per_host > 1 else ''} per host; here they "
-            f"run on CPU with CPU equivalents ({collectives} collectives, fp32)"
-        )
+        notes.append(_cpu_fallback_note(plan))
     world = host_count * per_host
     mp_parameters = plan.launch.mp_parameters
     if mp_parameters is not None:
@@ -164,6 +116,78 @@ def plan_layout(
         wire_hyperparameters=_bound_hyperparameters(plan.with_launch(launch), job_name, region),
         environment=_adapt_environment(plan, per_host, gpus_per_host, notes),
         notes=notes,
+    )
+
+
+def _host_count(plan: Plan, hosts: int | None, notes: list[str]) -> int:
+    """The emulated hosts: ``hosts``, else the spec's instance count."""
+    instance_count = plan.spec.cluster.instance_count
+    host_count = hosts or instance_count
+    if host_count < 1:
+        raise _problem("hosts", "must be at least 1", host_count, "an integer >= 1")
+    if host_count != instance_count:
+        notes.append(
+            f"emulating {host_count} host{'s' if host_count > 1 else ''} "
+            f"(the spec's cluster has {instance_count})"
+        )
+    return host_count
+
+
+def _processes_per_host(
+    plan: Plan, hosts: int, explicit: int | None, cpus: int, gpus_per_host: int, notes: list[str]
+) -> int:
+    """The processes on each host (before SMP's fit): one TensorFlow worker; else ``explicit``
+    (``--processes-per-host``); else the spec's, kept when the user wrote it and capped by this
+    machine when the strategy chose it."""
+    spec = plan.spec
+    strategy = spec.strategy
+    launcher = plan.launch.launcher
+    requested = plan.topology.processes_per_host
+    capacity = gpus_per_host if gpus_per_host else max(1, cpus // hosts)
+    if launcher.tf_config:  # one TensorFlow worker per host
+        if explicit not in (None, 1):
+            notes.append(
+                f"processes per host: 1 ({launcher.description}: one worker on each host; "
+                f"--processes-per-host {explicit} does not apply)"
+            )
+        return 1
+    if explicit is not None:
+        if explicit < 1:
+            raise _problem("processes_per_host", "must be at least 1", explicit, "an integer >= 1")
+        return explicit
+    share = _machine_share(cpus, gpus_per_host, hosts)
+    if strategy.requested_processes_per_host() != "auto" and not strategy.one_process_per_gpu:
+        # The rank layout the user wrote is what local testing must exercise: kept, even when
+        # it oversubscribes this machine.
+        if requested > capacity:
+            notes.append(
+                f"processes per host: {requested} as the spec asks, oversubscribing this "
+                f"machine ({share})"
+            )
+        return requested
+    per_host = min(requested, capacity)
+    if per_host != requested:
+        notes.append(
+            f"processes per host: {per_host} here instead of {requested} on "
+            f"{spec.cluster.instance_type} (this machine has {share})"
+        )
+    return per_host
+
+
+def _machine_share(cpus: int, gpus_per_host: int, hosts: int) -> str:
+    """What each emulated host gets of this machine, in words: ``N GPU host``, ``N CPUs for M
+    hosts``."""
+    what = f"{gpus_per_host} GPU" if gpus_per_host else f"{cpus} CPUs for {hosts}"
+    return f"{what} host{'s' if hosts > 1 and not gpus_per_host else ''}"
+
+
+def _cpu_fallback_note(plan: Plan) -> str:
+    """The note for an instance type with GPUs emulated without any."""
+    collectives = "gloo" if plan.framework == "pytorch" else "ring (gRPC)"
+    return (
+        f"no GPU for the emulated hosts: {plan.spec.cluster.instance_type} has "
+        f"{plan.gpus_per_host} GPU{'s' if plan.gpus_per_host > 1 else ''} per host; here they "
+        f"run on CPU with CPU equivalents ({collectives} collectives, fp32)"
     )
 
 

@@ -113,19 +113,22 @@ def input_data_config(spec: JobSpec, code_uri: str) -> list[dict[str, Any]]:
     return channels
 
 
-def create_training_job_request(submission: Submission, *, image: str) -> dict[str, Any]:
-    """The CreateTrainingJob parameters of ``submission``."""
-    spec, kwargs = submission.spec, submission.estimator_kwargs
-    bucket = submission.bucket
+def _algorithm_specification(kwargs: dict[str, Any], image: str) -> dict[str, Any]:
     algorithm: dict[str, Any] = {"TrainingInputMode": "File", "TrainingImage": image}
     if kwargs.get("metric_definitions"):
         algorithm["MetricDefinitions"] = kwargs["metric_definitions"]
     algorithm["EnableSageMakerMetricsTimeSeries"] = True
+    return algorithm
 
+
+def _output_data_config(kwargs: dict[str, Any], bucket: str) -> dict[str, Any]:
     output: dict[str, Any] = {"S3OutputPath": kwargs.get("output_path") or f"s3://{bucket}/"}
     if kwargs.get("output_kms_key"):
         output["KmsKeyId"] = kwargs["output_kms_key"]
+    return output
 
+
+def _resource_config(kwargs: dict[str, Any]) -> dict[str, Any]:
     resources: dict[str, Any] = {
         "VolumeSizeInGB": DEFAULT_VOLUME_GB,
         "InstanceCount": kwargs["instance_count"],
@@ -135,29 +138,25 @@ def create_training_job_request(submission: Submission, *, image: str) -> dict[s
         resources["VolumeKmsKeyId"] = kwargs["volume_kms_key"]
     if kwargs.get("keep_alive_period_in_seconds"):
         resources["KeepAlivePeriodInSeconds"] = kwargs["keep_alive_period_in_seconds"]
+    return resources
 
+
+def _stopping_condition(kwargs: dict[str, Any]) -> dict[str, Any]:
     stopping: dict[str, Any] = {"MaxRuntimeInSeconds": kwargs["max_run"]}
     if kwargs.get("max_wait"):
         stopping["MaxWaitTimeInSeconds"] = kwargs["max_wait"]
+    return stopping
 
-    request: dict[str, Any] = {
-        "TrainingJobName": submission.job_name,
-        "AlgorithmSpecification": algorithm,
-        "RoleArn": kwargs.get("role") or "<role>",
-        "OutputDataConfig": output,
-        "ResourceConfig": resources,
-        "StoppingCondition": stopping,
-        "HyperParameters": dict(submission.wire_hyperparameters),
-    }
-    channels = input_data_config(spec, submission.code_uri)
-    if channels:
-        request["InputDataConfig"] = channels
+
+def _optional_fields(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The request's fields after InputDataConfig, in the SDK's order, where the job has them."""
+    fields: dict[str, Any] = {}
     if kwargs.get("environment"):
-        request["Environment"] = dict(kwargs["environment"])
+        fields["Environment"] = dict(kwargs["environment"])
     if kwargs.get("tags"):
-        request["Tags"] = list(kwargs["tags"])
+        fields["Tags"] = list(kwargs["tags"])
     if kwargs.get("subnets"):
-        request["VpcConfig"] = {
+        fields["VpcConfig"] = {
             "Subnets": list(kwargs["subnets"]),
             "SecurityGroupIds": list(kwargs.get("security_group_ids") or []),
         }
@@ -167,11 +166,30 @@ def create_training_job_request(submission: Submission, *, image: str) -> dict[s
         ("use_spot_instances", "EnableManagedSpotTraining"),
     ):
         if kwargs.get(flag):
-            request[key] = True
+            fields[key] = True
     if kwargs.get("checkpoint_s3_uri"):
-        request["CheckpointConfig"] = {
+        fields["CheckpointConfig"] = {
             "S3Uri": kwargs["checkpoint_s3_uri"],
             "LocalPath": kwargs.get("checkpoint_local_path") or "/opt/ml/checkpoints",
         }
+    return fields
+
+
+def create_training_job_request(submission: Submission, *, image: str) -> dict[str, Any]:
+    """The CreateTrainingJob parameters of ``submission``."""
+    spec, kwargs = submission.spec, submission.estimator_kwargs
+    request: dict[str, Any] = {
+        "TrainingJobName": submission.job_name,
+        "AlgorithmSpecification": _algorithm_specification(kwargs, image),
+        "RoleArn": kwargs.get("role") or "<role>",
+        "OutputDataConfig": _output_data_config(kwargs, submission.bucket),
+        "ResourceConfig": _resource_config(kwargs),
+        "StoppingCondition": _stopping_condition(kwargs),
+        "HyperParameters": dict(submission.wire_hyperparameters),
+    }
+    channels = input_data_config(spec, submission.code_uri)
+    if channels:
+        request["InputDataConfig"] = channels
+    request.update(_optional_fields(kwargs))
     request["ProfilerConfig"] = {"DisableProfiler": True}
     return request

@@ -6,12 +6,14 @@ so at most once per epoch (every time when the job chose ``checkpoint_every`` it
 the last one, so a short run is not buried in them. A run resumed from a checkpoint that is
 already at the end trains nothing and says so in one line instead of reporting steps it did not
 run.
+
+The agreement between ranks lives in ``agreement``, the loss window and the checkpoint lines in
+``progress``; this module re-exports the agreement's names.
 """
 
 from __future__ import annotations
 
 import time
-import typing
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -20,19 +22,34 @@ from smdist.runtime.checkpoints import nothing_left_to_train
 from smdist.runtime.metrics import log_metrics
 from smdist.runtime.paths import checkpoint_dir, model_dir
 from smdist.runtime.stop import TERMINATED_EXIT_CODE, StopRequest
+from smdist.runtime.torch_training.agreement import (
+    AGREEMENT_SECONDS,
+    FIRST_AGREEMENT_STEPS,
+    MAX_AGREEMENT_INTERVAL,
+    AgreementSchedule,
+    Answer,
+    RankAgreement,
+)
 from smdist.runtime.torch_training.process import ConfigurationError, say
+from smdist.runtime.torch_training.progress import CheckpointWriter, LossWindow
 from smdist.runtime.torch_training.weights import report_checksum, save_weights
 
 if TYPE_CHECKING:
     import torch
 
-# Ranks agree on whether to stop (SIGTERM) at steps they all know in advance: the first time
-# after FIRST_AGREEMENT_STEPS steps, then every AGREEMENT_SECONDS of training as the ranks
-# measure it (1 to MAX_AGREEMENT_INTERVAL steps). SageMaker allows 120 s between SIGTERM and
-# SIGKILL; an agreement costs one small collective, so a few seconds apart it costs nothing.
-FIRST_AGREEMENT_STEPS = 10
-AGREEMENT_SECONDS = 2.0
-MAX_AGREEMENT_INTERVAL = 1000
+__all__ = [
+    "AGREEMENT_SECONDS",
+    "FIRST_AGREEMENT_STEPS",
+    "MAX_AGREEMENT_INTERVAL",
+    "Answer",
+    "LoopResult",
+    "LoopSettings",
+    "RankAgreement",
+    "exit_code",
+    "final_report",
+    "finish",
+    "run_training",
+]
 
 
 @dataclass(frozen=True)
@@ -75,60 +92,6 @@ class LoopResult:
     trained: int = 0  # optimizer steps this run took (0: a checkpoint had nothing left)
 
 
-# An alias is evaluated: typing's generics, which Python 3.8 can subscript.
-Answer = typing.Callable[[], typing.Tuple[float, bool]]
-
-
-class RankAgreement:
-    """One small all-reduce that tells every rank the same two things.
-
-    It sums ``value`` and ``count`` over the ranks (so ``value / count`` is their mean) and ORs
-    the stop flags: ranks that got SIGTERM at different steps still stop at the same step (a
-    rank that stopped alone would leave its peers waiting in an all-reduce). ``begin`` starts
-    it without waiting and returns a function that waits for the answer.
-    """
-
-    def __init__(self, device: torch.device) -> None:
-        import torch.distributed as dist
-
-        self.device = device
-        self.distributed = dist.is_initialized() and dist.get_world_size() > 1
-
-    def begin(self, value: Any, count: int, stop: bool) -> Answer:
-        import torch
-
-        packed = torch.tensor([float(value), float(count), float(stop)], device=self.device)
-        work = None
-        if self.distributed:
-            import torch.distributed as dist
-
-            work = dist.all_reduce(packed, async_op=True)
-
-        def answer() -> tuple[float, bool]:
-            if work is not None:
-                work.wait()
-            total, counted, stops = packed.tolist()
-            return (total / counted if counted else float("nan")), stops > 0
-
-        return answer
-
-    def __call__(self, value: Any, count: int, stop: bool) -> tuple[float, bool]:
-        return self.begin(value, count, stop)()
-
-
-def _starter(agree: Any) -> Callable[[Any, int, bool], Answer]:
-    """``agree.begin`` where it has one; a plain ``agree(...)`` callable answers at once."""
-    begin = getattr(agree, "begin", None)
-    if begin is not None:
-        return begin
-
-    def start(value: Any, count: int, stop: bool) -> Answer:
-        answer = agree(value, count, stop)
-        return lambda: answer
-
-    return start
-
-
 def _batches(loader: Any, skip: int) -> Iterator:
     iterator = iter(loader)
     for _ in range(skip):
@@ -136,30 +99,108 @@ def _batches(loader: Any, skip: int) -> Iterator:
     return iterator
 
 
-class _Window:
-    """The loss of the steps since the last metric line, kept where it is cheapest.
+@dataclass(frozen=True)
+class _Span:
+    """The steps this run may take: ``steps_per_epoch`` per epoch, up to ``last_step``."""
 
-    A CPU loss is read at once (free on a CPU); a GPU loss is summed on the device and read
-    only when the line is printed, so ordinary steps never wait for the GPU.
-    """
+    steps_per_epoch: int
+    last_step: int
 
-    def __init__(self) -> None:
-        self.started = time.perf_counter()
-        self.steps = 0
-        self.cpu_sum = 0.0
-        self.device_sum: Any = None
+    @classmethod
+    def of(cls, settings: LoopSettings, steps_per_epoch: int) -> _Span:
+        last_step = settings.epochs * steps_per_epoch
+        if settings.max_steps:
+            last_step = min(last_step, settings.max_steps)
+        return cls(steps_per_epoch, last_step)
 
-    def add(self, loss: Any) -> None:
-        self.steps += 1
-        if loss.is_cpu:
-            self.cpu_sum += loss.item()
-        else:
-            loss = loss.detach()
-            self.device_sum = loss if self.device_sum is None else self.device_sum + loss
+    def epoch_of(self, at_step: int) -> int:
+        """The 1-based epoch the step belongs to."""
+        return (max(at_step, 1) - 1) // self.steps_per_epoch + 1
 
-    def mean(self) -> float:
-        total = self.cpu_sum + (float(self.device_sum) if self.device_sum is not None else 0.0)
-        return total / self.steps if self.steps else float("nan")
+
+class _Run:
+    """The loop's state as it trains, and what it does after each step."""
+
+    def __init__(
+        self,
+        settings: LoopSettings,
+        span: _Span,
+        checkpoints: CheckpointWriter,
+        agreements: AgreementSchedule,
+        is_main: bool,
+        start_step: int,
+    ) -> None:
+        self.settings, self.span, self.is_main = settings, span, is_main
+        self.checkpoints, self.agreements = checkpoints, agreements
+        self.start_step = self.step = start_step
+        self.window = LossWindow()
+        self.last_loss = float("nan")
+        self.first_step_done: tuple[float, int] | None = None  # (time, step) after the warm-up
+        self.stopped = False
+
+    def finished(self) -> bool:
+        return self.stopped or self.step >= self.span.last_step
+
+    def after_step(self, loss: Any, stop: StopRequest) -> bool:
+        """Count the step's loss, then log, agree and checkpoint; True when training is over."""
+        self.window.add(loss)
+        self.step += 1
+        if self.first_step_done is None:
+            self.first_step_done = (time.perf_counter(), self.step)
+        if self.step % self.settings.log_every == 0:
+            self._log_window()
+        if self.agreements.due(self.step):
+            # Only a stop ends the loop, so until this point ``stopped`` is False.
+            self.stopped = self.agreements.agree(self.step, stop.requested)
+        if self.finished():
+            return True
+        every = self.settings.checkpoint_every
+        if every and self.step % every == 0:
+            self.checkpoints.save(self.step, last=False)
+        return False
+
+    def _log_window(self) -> None:
+        """A metric line (main rank) for the window that ends at this step; a new window."""
+        self.last_loss = self.window.mean()
+        if self.is_main:
+            seconds = max(time.perf_counter() - self.window.started, 1e-9)
+            log_metrics(
+                step=self.step,
+                epoch=self.span.epoch_of(self.step),
+                loss=self.last_loss,
+                samples_per_sec=self.settings.global_batch * self.window.steps / seconds,
+            )
+        self.window = LossWindow()
+
+    def result(self) -> LoopResult:
+        """Complete the last agreement, keep the last state, and say how the run went."""
+        self.agreements.complete()  # every rank completes it; training is over anyway
+        if self.window.steps:
+            self.last_loss = self.window.mean()
+        # The last state is kept (a stopped run resumes from it, a longer run continues from
+        # it); without periodic checkpoints only a stop writes one.
+        if self.checkpoints.last_saved != self.step and (
+            self.stopped or self.settings.checkpoint_every
+        ):
+            self.checkpoints.save(self.step, last=True)
+        return LoopResult(
+            self.step,
+            self.span.epoch_of(self.step),
+            self.last_loss,
+            self._throughput(),
+            self.stopped,
+            trained=self.step - self.start_step,
+        )
+
+    def _throughput(self) -> float:
+        """Samples per second since the first (warm-up) step ended."""
+        if self.first_step_done is None:
+            return 0.0
+        started, counted_from = self.first_step_done
+        elapsed = time.perf_counter() - started
+        if elapsed <= 0:
+            return 0.0
+        return self.settings.global_batch * (self.step - counted_from) / elapsed
 
 
 def run_training(
@@ -190,108 +231,30 @@ def run_training(
     the collective runs in the background and is read at the next agreement, so ranks stop
     together at most two intervals after a SIGTERM and never wait on a round trip.
     """
-    import torch
-
-    start = _starter(agree)
-    steps_per_epoch = len(loader)
-    step = start_step
-    window = _Window()
-    last_loss = float("nan")
-    last_checkpoint = start_step
-    first_step_done: tuple[float, int] | None = None  # (time, step) after the warm-up step
-    next_agreement = start_step + FIRST_AGREEMENT_STEPS
-    last_agreement = (time.perf_counter(), start_step)
-    pending: Answer | None = None  # the agreement started at the previous agreement step
-    stopped = False
-
-    def epoch_of(at_step: int) -> int:  # 1-based epoch the step belongs to
-        return (max(at_step, 1) - 1) // steps_per_epoch + 1
-
-    last_step = settings.epochs * steps_per_epoch
-    if settings.max_steps:
-        last_step = min(last_step, settings.max_steps)
-    if start_step >= last_step:
+    span = _Span.of(settings, len(loader))
+    if start_step >= span.last_step:
+        epoch = span.epoch_of(start_step)
         if is_main:
-            say(_nothing_left(start_step, epoch_of(start_step), settings, steps_per_epoch))
-        return LoopResult(start_step, epoch_of(start_step), float("nan"), 0.0, False, trained=0)
-
-    announced_epoch = 0  # the epoch of the last checkpoint line
-
-    def save(at_step: int, last: bool) -> None:
-        nonlocal announced_epoch
-        written = checkpoint(at_step)
-        epoch = epoch_of(at_step)
-        # A line for the first checkpoint of every epoch but the last, and for the last one.
-        first_of_epoch = epoch != announced_epoch and epoch != epoch_of(last_step)
-        if written is None or not (last or first_of_epoch or settings.announce_every_checkpoint):
-            return
-        how_often = ""
-        if announced_epoch == 0 and not (last or settings.announce_every_checkpoint):
-            how_often = (
-                f" (saved every {settings.checkpoint_every} steps, shown once per epoch; "
-                "set checkpoint_every to see each)"
-            )
-        announced_epoch = epoch
-        say(f"checkpoint step={at_step} written to {written}{how_often}")
-
-    def finished() -> bool:
-        return stopped or step >= last_step
-
-    while not finished():
-        epoch = step // steps_per_epoch
-        sampler.set_epoch(epoch)
-        for batch in _batches(loader, step - epoch * steps_per_epoch):
-            window.add(train_step(batch))
-            step += 1
-            if first_step_done is None:
-                first_step_done = (time.perf_counter(), step)
-            if step % settings.log_every == 0:
-                last_loss = window.mean()
-                if is_main:
-                    seconds = max(time.perf_counter() - window.started, 1e-9)
-                    log_metrics(
-                        step=step,
-                        epoch=epoch_of(step),
-                        loss=last_loss,
-                        samples_per_sec=settings.global_batch * window.steps / seconds,
-                    )
-                window = _Window()
-            if step == next_agreement:
-                now = time.perf_counter()
-                step_seconds = (now - last_agreement[0]) / (step - last_agreement[1])
-                proposal = min(
-                    max(int(AGREEMENT_SECONDS / max(step_seconds, 1e-9)), 1),
-                    MAX_AGREEMENT_INTERVAL,
-                )
-                interval = float(FIRST_AGREEMENT_STEPS)
-                if pending is not None:
-                    interval, stopped = pending()
-                pending = start(torch.tensor(float(proposal)), 1, stop.requested)
-                next_agreement = step + max(int(interval), 1)
-                last_agreement = (now, step)
-            if finished():
-                break
-            if settings.checkpoint_every and step % settings.checkpoint_every == 0:
-                save(step, last=False)
-                last_checkpoint = step
-
-    if pending is not None:
-        pending()  # every rank completes the collective it started; training is over anyway
-    if window.steps:
-        last_loss = window.mean()
-    # The last state is kept (a stopped run resumes from it, a longer run continues from it);
-    # without periodic checkpoints only a stop writes one.
-    if last_checkpoint != step and (stopped or settings.checkpoint_every):
-        save(step, last=True)
-    throughput = 0.0
-    if first_step_done is not None:
-        started, counted_from = first_step_done
-        elapsed = time.perf_counter() - started
-        if elapsed > 0:
-            throughput = settings.global_batch * (step - counted_from) / elapsed
-    return LoopResult(
-        step, epoch_of(step), last_loss, throughput, stopped, trained=step - start_step
+            say(_nothing_left(start_step, epoch, settings, span.steps_per_epoch))
+        return LoopResult(start_step, epoch, float("nan"), 0.0, False, trained=0)
+    checkpoints = CheckpointWriter(
+        checkpoint,
+        checkpoint_every=settings.checkpoint_every,
+        announce_every=settings.announce_every_checkpoint,
+        epoch_of=span.epoch_of,
+        final_epoch=span.epoch_of(span.last_step),
+        start_step=start_step,
     )
+    run = _Run(
+        settings, span, checkpoints, AgreementSchedule(agree, start_step), is_main, start_step
+    )
+    while not run.finished():
+        epoch = run.step // span.steps_per_epoch
+        sampler.set_epoch(epoch)
+        for batch in _batches(loader, run.step - epoch * span.steps_per_epoch):
+            if run.after_step(train_step(batch), stop):
+                break
+    return run.result()
 
 
 def _nothing_left(start_step: int, epoch: int, settings: LoopSettings, steps_per_epoch: int) -> str:

@@ -130,6 +130,49 @@ def _await_supervisor(job_dir: Path, process: subprocess.Popen) -> None:
     )
 
 
+def _job_directories(root: str | Path, name: str, output_dir: str | None) -> tuple[Path, Path]:
+    """(the job's directory, with ``logs/``; its output directory), both made."""
+    job_dir = Path(root).absolute() / "jobs" / name
+    (job_dir / "logs").mkdir(parents=True)
+    output = Path(output_dir).absolute() if output_dir else job_dir / "output"
+    output.mkdir(parents=True, exist_ok=True)
+    return job_dir, output
+
+
+def _job_record(
+    plan: Plan, name: str, line: str, instance_type: str, job_dir: Path, output: Path
+) -> dict[str, Any]:
+    """``job.json`` as the job starts: what ``smdist status`` reads."""
+    return {
+        "name": name,
+        "backend": "sagemaker-local",
+        "status": "InProgress",
+        "sdk": line,
+        "instance_type": instance_type,
+        "instance_count": plan.spec.cluster.instance_count,
+        "job_dir": str(job_dir),
+        "log": str(job_dir / "logs" / "job.log"),
+        "output_dir": str(output),
+        "failure_reason": None,
+        "model_artifacts": None,
+    }
+
+
+def _start_supervisor(job_dir: Path, boto_session: Any, region: str) -> subprocess.Popen:
+    """The supervising process, in a session of its own, writing into ``logs/job.log``."""
+    with open(job_dir / "logs" / "job.log", "ab") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", SUPERVISOR, str(job_dir)],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env=_supervisor_environment(boto_session, region),
+        )
+    _await_supervisor(job_dir, process)
+    return process
+
+
 def launch(
     plan: Plan,
     *,
@@ -151,10 +194,7 @@ def launch(
     compose_settings = settings.container_config(sdk_config, container_config, shm_size)
     job_region = _region(region, plan, boto_session)
     name = unique_job_name(plan.spec.name)
-    job_dir = Path(root).absolute() / "jobs" / name
-    (job_dir / "logs").mkdir(parents=True)
-    output = Path(output_dir).absolute() if output_dir else job_dir / "output"
-    output.mkdir(parents=True, exist_ok=True)
+    job_dir, output = _job_directories(root, name, output_dir)
     for text in settings.replaced_settings(plan, output, sdk_config):
         print(text, file=sys.stderr)
     work = Path(tempfile.mkdtemp(prefix="smdist-local-mode-"))
@@ -179,43 +219,14 @@ def launch(
             grace=grace,
         )
         run.write(job_dir)
-        write_record(
-            job_dir,
-            {
-                "name": name,
-                "backend": "sagemaker-local",
-                "status": "InProgress",
-                "sdk": line,
-                "instance_type": instance_type,
-                "instance_count": plan.spec.cluster.instance_count,
-                "job_dir": str(job_dir),
-                "log": str(job_dir / "logs" / "job.log"),
-                "output_dir": str(output),
-                "failure_reason": None,
-                "model_artifacts": None,
-            },
-        )
+        write_record(job_dir, _job_record(plan, name, line, instance_type, job_dir, output))
         if pass_aws_credentials:
             print(
                 "sagemaker-local: the SageMaker SDK writes your AWS credentials in plain text "
                 f"into a docker-compose.yaml under {work}; it is removed when the job ends",
                 file=sys.stderr,
             )
-        with open(job_dir / "logs" / "job.log", "ab") as log:
-            process = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "smdist.backends.sagemaker.local_mode.supervisor",
-                    str(job_dir),
-                ],
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                env=_supervisor_environment(boto_session, job_region),
-            )
-        _await_supervisor(job_dir, process)
+        process = _start_supervisor(job_dir, boto_session, job_region)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise

@@ -1,5 +1,8 @@
-"""Real SageMaker training jobs as SDK v3's ``ModelTrainer`` sends them: the request rendered
-from a Submission (``request``, ``hyperparameters``), its drivers channel (``drivers``), the
-submission itself (``submit``) and the ModelTrainer for users who own their SDK calls
-(``trainer``).
+"""Real SageMaker training jobs as SDK v3's ``ModelTrainer`` sends them.
+
+- ``request``, ``hyperparameters``, ``driver_config``: the request rendered from a Submission;
+- ``drivers``: its ``sm_drivers`` channel;
+- ``submit``: the submission itself;
+- ``trainer``, ``trainer_arguments``, ``session``: the ModelTrainer, for users who own their
+  SDK calls.
 """

@@ -18,33 +18,32 @@ What smdist sets on every job under either SDK, and ``ModelTrainer`` has no sett
 (``MetricDefinitions`` too, which it does take). The ModelTrainer ``smdist.model_trainer``
 returns adds the same two fields (``v3.trainer_class``), so its ``train()`` sends them too.
 
-How the job is launched is the plan's launch (``Launch.v3_driver``, ``driver_config``): v3's
-torchrun driver for PyTorch DDP and SMP v2, smdist's own for the rest: TensorFlow
-MultiWorkerMirrored and ParameterServer (TF_CONFIG), smddp (the SMDataParallelRunner's
-mpirun), Horovod / SMP v1 (the MPIRunner's mpirun) and DDP with restarts (smdist's torchrun
-launcher on every host: v3's driver cannot restart). Horovod does not use v3's ``MPI``: its
-driver passes the per-host process count as ``-np`` (3.27), so a multi-host job would run on
-the first host only.
+Which v3 driver starts the job, and with what settings, is ``driver_config``'s.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
 from smdist.backends.sagemaker.request import DEFAULT_VOLUME_GB, input_data_config
 from smdist.backends.sagemaker.v3 import hyperparameters as v3_hyperparameters
-from smdist.catalog import wire
+from smdist.backends.sagemaker.v3.driver_config import (
+    SMDIST_DRIVER_SCRIPT,
+    TORCHRUN_DRIVER_SCRIPT,
+    DriverConfig,
+    driver_config,
+    plan_driver_config,
+    smp_v2_parameters,
+)
 from smdist.checks.catalog import in_container_code, python_problems
 from smdist.checks.v3_names import unexportable_name_problems
-from smdist.contract.commands import Launch, Launcher
 from smdist.errors import Problem, SpecError
 from smdist.planning.plan import Plan
 from smdist.planning.submission import Submission
-from smdist.runtime.smp_v2 import SMP_V2_PARAMETERS
+from smdist.spec.job import JobSpec
 
 CODE_CHANNEL = "code"
 DRIVERS_CHANNEL = "sm_drivers"
@@ -54,62 +53,12 @@ ARGUMENTS = [
     "-c",
     f"chmod +x {CONTAINER_DRIVERS}/sm_train.sh && {CONTAINER_DRIVERS}/sm_train.sh",
 ]
-SMDIST_DRIVER_SCRIPT = "smdist_driver.py"
 # What smdist sets on every job, as the SDK v2 path does (request.BACKEND_ESTIMATOR_KWARGS):
 # no SageMaker Debugger profiling (no profiler output in S3, no profiler rule jobs) and metric
 # time series for the `[metrics]` lines. v3 sends no DebugHookConfig, as v2 with
 # debugger_hook_config=False does not.
 EVERY_JOB_ALGORITHM: dict[str, Any] = {"EnableSageMakerMetricsTimeSeries": True}
 EVERY_JOB_REQUEST: dict[str, Any] = {"ProfilerConfig": {"DisableProfiler": True}}
-TORCHRUN_DRIVER_SCRIPT = "torchrun_driver.py"
-
-
-@dataclass(frozen=True)
-class DriverConfig:
-    """Which driver ``sm_train.sh`` starts, and its ``distributed.json`` (v3's model_dump)."""
-
-    name: str  # v3's class name: the line sm_train.sh echoes
-    script: str
-    settings: dict[str, Any]
-
-    @property
-    def smdist(self) -> bool:
-        return self.script == SMDIST_DRIVER_SCRIPT
-
-
-def smp_v2_parameters(launch: Launch) -> dict[str, Any] | None:
-    """SMP v2's settings as v3's ``SMP`` config takes them (torchrun with mp_parameters)."""
-    if launch.launcher is not Launcher.TORCHRUN or not launch.mp_parameters:
-        return None
-    given = launch.mp_parameters
-    return {name: given[name] for name in SMP_V2_PARAMETERS if given.get(name) is not None}
-
-
-def driver_config(launch: Launch, framework: str) -> DriverConfig:
-    """The v3 driver that starts ``launch``: v3's Torchrun, or smdist's own driver."""
-    per_host = launch.processes_per_host
-    if launch.v3_driver == "torchrun":
-        settings = {"process_count_per_node": per_host, "smp": smp_v2_parameters(launch)}
-        return DriverConfig("Torchrun", TORCHRUN_DRIVER_SCRIPT, settings)
-    toolkit = {
-        k: v for k, v in launch.toolkit_hyperparameters.items() if k.startswith("sagemaker_")
-    }
-    toolkit["sagemaker_program"] = launch.program
-    return DriverConfig(
-        "SmdistDriver",
-        SMDIST_DRIVER_SCRIPT,
-        {
-            "launcher": launch.launcher.value,
-            "process_count_per_node": per_host,
-            "launch": launch.to_dict(),
-            "framework": framework,
-            "toolkit_hyperparameters": wire.encode_hyperparameters(toolkit),
-        },
-    )
-
-
-def plan_driver_config(plan: Plan) -> DriverConfig:
-    return driver_config(plan.launch, plan.framework)
 
 
 def carriage_problems(plan: Plan) -> list[Problem]:
@@ -194,6 +143,79 @@ def _channel(name: str, uri: str) -> dict[str, Any]:
     }
 
 
+def _algorithm_specification(
+    image: str, metric_definitions: list[dict[str, str]]
+) -> dict[str, Any]:
+    algorithm: dict[str, Any] = {"TrainingInputMode": "File", "TrainingImage": image}
+    if metric_definitions:
+        algorithm["MetricDefinitions"] = metric_definitions
+    algorithm.update(EVERY_JOB_ALGORITHM)
+    algorithm["ContainerEntrypoint"] = list(ENTRYPOINT)
+    algorithm["ContainerArguments"] = list(ARGUMENTS)
+    return algorithm
+
+
+def _resource_config(spec: JobSpec) -> dict[str, Any]:
+    resources: dict[str, Any] = {
+        "InstanceType": spec.cluster.instance_type,
+        "InstanceCount": spec.cluster.instance_count,
+        "VolumeSizeInGB": DEFAULT_VOLUME_GB,
+    }
+    if spec.kms and spec.kms.volume_key_id:
+        resources["VolumeKmsKeyId"] = spec.kms.volume_key_id
+    if spec.keep_alive:
+        resources["KeepAlivePeriodInSeconds"] = spec.keep_alive
+    return resources
+
+
+def _stopping_condition(spec: JobSpec) -> dict[str, Any]:
+    stopping: dict[str, Any] = {"MaxRuntimeInSeconds": spec.max_run}
+    if spec.spot.enabled:
+        stopping["MaxWaitTimeInSeconds"] = spec.spot.max_wait or spec.max_run
+    return stopping
+
+
+def _output_data_config(spec: JobSpec, bucket: str) -> dict[str, Any]:
+    output: dict[str, Any] = {"S3OutputPath": spec.output_path or f"s3://{bucket}/"}
+    if spec.kms and spec.kms.output_key_id:
+        output["KmsKeyId"] = spec.kms.output_key_id
+    output["CompressionType"] = "GZIP"
+    return output
+
+
+def _channels(spec: JobSpec, code_uri: str, drivers: str) -> list[dict[str, Any]]:
+    """The user's channels as the v2 path sends them; code and drivers always come last."""
+    channels = [c for c in input_data_config(spec, code_uri) if c["ChannelName"] != CODE_CHANNEL]
+    return channels + [_channel(CODE_CHANNEL, code_uri), _channel(DRIVERS_CHANNEL, drivers)]
+
+
+def _optional_fields(plan: Plan) -> dict[str, Any]:
+    """The request's fields after StoppingCondition, in v3's order, where the job has them."""
+    spec, network = plan.spec, plan.spec.network
+    fields: dict[str, Any] = {}
+    if network.subnets:
+        fields["VpcConfig"] = {
+            "SecurityGroupIds": list(network.security_group_ids),
+            "Subnets": list(network.subnets),
+        }
+    if spec.tags:
+        fields["Tags"] = [{"Key": k, "Value": v} for k, v in spec.tags.items()]
+    if spec.checkpoint is not None and spec.checkpoint.s3_uri:
+        fields["CheckpointConfig"] = {
+            "S3Uri": spec.checkpoint.s3_uri,
+            "LocalPath": spec.checkpoint.local_path or "/opt/ml/checkpoints",
+        }
+    if plan.environment:
+        fields["Environment"] = dict(plan.environment)
+    if spec.spot.enabled:
+        fields["EnableManagedSpotTraining"] = True
+    if network.encrypt_inter_container_traffic:
+        fields["EnableInterContainerTrafficEncryption"] = True
+    if network.isolation:
+        fields["EnableNetworkIsolation"] = True
+    return fields
+
+
 def create_training_job_request(
     submission: Submission,
     *,
@@ -203,34 +225,11 @@ def create_training_job_request(
 ) -> dict[str, Any]:
     """The request, field for field as v3 sends it for this submission, with the drivers under
     ``drivers``."""
-    plan, code_uri = submission.plan, submission.code_uri
-    spec, cluster = plan.spec, plan.spec.cluster
-    algorithm: dict[str, Any] = {"TrainingInputMode": "File", "TrainingImage": image}
-    if metric_definitions:
-        algorithm["MetricDefinitions"] = metric_definitions
-    algorithm.update(EVERY_JOB_ALGORITHM)
-    algorithm["ContainerEntrypoint"] = list(ENTRYPOINT)
-    algorithm["ContainerArguments"] = list(ARGUMENTS)
-    kms = spec.kms
-    resources: dict[str, Any] = {
-        "InstanceType": cluster.instance_type,
-        "InstanceCount": cluster.instance_count,
-        "VolumeSizeInGB": DEFAULT_VOLUME_GB,
-    }
-    if kms and kms.volume_key_id:
-        resources["VolumeKmsKeyId"] = kms.volume_key_id
-    if spec.keep_alive:
-        resources["KeepAlivePeriodInSeconds"] = spec.keep_alive
-    stopping: dict[str, Any] = {"MaxRuntimeInSeconds": spec.max_run}
-    if spec.spot.enabled:
-        stopping["MaxWaitTimeInSeconds"] = spec.spot.max_wait or spec.max_run
-    output: dict[str, Any] = {"S3OutputPath": spec.output_path or f"s3://{submission.bucket}/"}
-    if kms and kms.output_key_id:
-        output["KmsKeyId"] = kms.output_key_id
-    output["CompressionType"] = "GZIP"
-    # The user's channels as the v2 path sends them; code and drivers always come last.
-    channels = [c for c in input_data_config(spec, code_uri) if c["ChannelName"] != CODE_CHANNEL]
-    channels += [_channel(CODE_CHANNEL, code_uri), _channel(DRIVERS_CHANNEL, drivers)]
+    plan, code_uri, spec = submission.plan, submission.code_uri, submission.plan.spec
+    algorithm = _algorithm_specification(image, metric_definitions)
+    resources, stopping = _resource_config(spec), _stopping_condition(spec)
+    output = _output_data_config(spec, submission.bucket)
+    channels = _channels(spec, code_uri, drivers)
     request: dict[str, Any] = {
         "TrainingJobName": submission.job_name,
         "HyperParameters": hyperparameters(plan),
@@ -240,27 +239,29 @@ def create_training_job_request(
         "OutputDataConfig": output,
         "ResourceConfig": resources,
         "StoppingCondition": stopping,
+        **_optional_fields(plan),
     }
-    network = spec.network
-    if network.subnets:
-        request["VpcConfig"] = {
-            "SecurityGroupIds": list(network.security_group_ids),
-            "Subnets": list(network.subnets),
-        }
-    if spec.tags:
-        request["Tags"] = [{"Key": k, "Value": v} for k, v in spec.tags.items()]
-    if spec.checkpoint is not None and spec.checkpoint.s3_uri:
-        request["CheckpointConfig"] = {
-            "S3Uri": spec.checkpoint.s3_uri,
-            "LocalPath": spec.checkpoint.local_path or "/opt/ml/checkpoints",
-        }
-    if plan.environment:
-        request["Environment"] = dict(plan.environment)
-    if spec.spot.enabled:
-        request["EnableManagedSpotTraining"] = True
-    if network.encrypt_inter_container_traffic:
-        request["EnableInterContainerTrafficEncryption"] = True
-    if network.isolation:
-        request["EnableNetworkIsolation"] = True
     request.update(EVERY_JOB_REQUEST)
     return request
+
+
+__all__ = [
+    "ARGUMENTS",
+    "CODE_CHANNEL",
+    "CONTAINER_DRIVERS",
+    "DRIVERS_CHANNEL",
+    "ENTRYPOINT",
+    "EVERY_JOB_ALGORITHM",
+    "EVERY_JOB_REQUEST",
+    "SMDIST_DRIVER_SCRIPT",
+    "TORCHRUN_DRIVER_SCRIPT",
+    "DriverConfig",
+    "carriage_problems",
+    "create_training_job_request",
+    "driver_config",
+    "drivers_digest",
+    "drivers_uri",
+    "hyperparameters",
+    "plan_driver_config",
+    "smp_v2_parameters",
+]

@@ -8,8 +8,10 @@ and Horovod run through smdist's own driver (``v3_drivers.SmdistDriver``), shipp
 in the same channel. For users who own their SDK calls, ``model_trainer(plan, ...)`` returns a
 configured ModelTrainer that has not been submitted: ``.train()`` is the caller's.
 
-The SDK is imported inside the functions: ``import smdist`` stays light, and this module imports
-with SDK v2 installed (v2 and v3 cannot be installed together).
+The SDK itself (its version, a Session) is ``session``'s; ModelTrainer's arguments, read from
+smdist's own request, are ``trainer_arguments``'s. The SDK is imported inside the functions:
+``import smdist`` stays light, and this module imports with SDK v2 installed (v2 and v3 cannot
+be installed together).
 """
 
 from __future__ import annotations
@@ -18,55 +20,28 @@ import os
 import shutil
 import tempfile
 import weakref
-from importlib import metadata
 from typing import Any
 
-from smdist.backends.sagemaker import request as request_
 from smdist.backends.sagemaker.v3 import request as v3_request
+from smdist.backends.sagemaker.v3.driver_config import plan_driver_config
 from smdist.backends.sagemaker.v3.drivers import (
     distributed_object,
     shipped_requirements,
     source_code,
 )
-from smdist.backends.sagemaker.v3.request import plan_driver_config
-from smdist.errors import CANNOT_RUN_HERE, Problem, SpecError
+from smdist.backends.sagemaker.v3.session import (
+    SDK_CONFIG,
+    as_session,
+    require_sdk_v3,
+    sagemaker_session,
+    sdk_version,
+)
+from smdist.backends.sagemaker.v3.trainer_arguments import trainer_kwargs, training_image
+from smdist.errors import Problem, SpecError
 from smdist.packaging import bundle as packaging
 from smdist.planning.plan import Plan
 from smdist.planning.submission import Submission
 from smdist.runtime.metrics import metric_definitions
-
-# The SDK's "defaults" config, given explicitly: telemetry off, and no config file of the
-# user's (~/.config/sagemaker) can change the job behind the plan's back.
-SDK_CONFIG: dict[str, Any] = {
-    "SchemaVersion": "1.0",
-    "SageMaker": {"PythonSDK": {"Modules": {"TelemetryOptOut": True}}},
-}
-
-
-def sdk_version() -> str | None:
-    """The installed ``sagemaker`` version, or None (v3's package has no ``__version__``)."""
-    try:
-        return metadata.version("sagemaker")
-    except metadata.PackageNotFoundError:
-        return None
-
-
-def require_sdk_v3() -> None:
-    """SpecError unless the SageMaker Python SDK 3.x (``sagemaker.train``) is importable."""
-    version = sdk_version()
-    if version is None or not version.startswith("3."):
-        found = f"sagemaker {version} is installed" if version else "sagemaker is not installed"
-        raise SpecError(
-            [
-                Problem(
-                    "backend",
-                    f"ModelTrainer needs the SageMaker Python SDK 3.x; {found}",
-                    version,
-                    "pip install 'sagemaker>=3,<4' (in an environment without SDK v2)",
-                )
-            ],
-            CANNOT_RUN_HERE,
-        )
 
 
 # ---- distributed= --------------------------------------------------------------------------
@@ -126,29 +101,6 @@ def trainer_class() -> Any:
     return _TRAINER_CLASS
 
 
-def sagemaker_session(boto_session: Any, bucket: str) -> Any:
-    """An SDK v3 Session over ``boto_session`` with ``bucket`` and telemetry off."""
-    require_sdk_v3()
-    from sagemaker.core.helper.session_helper import Session
-
-    return Session(boto_session=boto_session, default_bucket=bucket, sagemaker_config=SDK_CONFIG)
-
-
-def _session(session: Any, region: str | None, bucket: str) -> Any:
-    """``session`` as a v3 Session: a v3 Session as given, a boto3 Session wrapped."""
-    if session is not None and hasattr(session, "boto_session"):
-        return session
-    import boto3
-
-    boto = session or boto3.Session(region_name=region)
-    return sagemaker_session(boto, bucket)
-
-
-def training_image(plan: Plan, region: str) -> str:
-    """``code.image_uri``, or the DLC URI from smdist's catalogue (v3's own tables are stale)."""
-    return request_.training_image(plan, region)
-
-
 def _source_code(plan: Plan, code_s3_uri: str | None, keep: list[str]) -> Any:
     """The SourceCode: the bundle already in S3, or staged into a directory v3 uploads."""
     if code_s3_uri:
@@ -159,89 +111,75 @@ def _source_code(plan: Plan, code_s3_uri: str | None, keep: list[str]) -> Any:
     return source_code(plan, source_dir, shipped_requirements(plan, files))
 
 
-def _channels(request: dict[str, Any]) -> list[Any]:
-    """The user's channels of ``request`` as v3 configs (v3 adds the code and drivers)."""
-    from sagemaker.core.training.configs import Channel, DataSource, S3DataSource
+def _job_role(plan: Plan, role: str | None) -> str:
+    """``role``, the job file's, or ``SMDIST_ROLE``; SpecError when there is none."""
+    from smdist.backends.sagemaker.account import resolve_role
 
-    channels = []
-    for channel in request["InputDataConfig"]:
-        name = channel["ChannelName"]
-        if name in (v3_request.CODE_CHANNEL, v3_request.DRIVERS_CHANNEL):
-            continue
-        s3 = channel["DataSource"]["S3DataSource"]
-        source = S3DataSource(
-            s3_data_type=s3["S3DataType"],
-            s3_uri=s3["S3Uri"],
-            s3_data_distribution_type=s3["S3DataDistributionType"],
+    job_role = resolve_role(plan, role)
+    if not job_role:
+        raise SpecError(
+            [
+                Problem(
+                    "role",
+                    "no IAM role for the job: pass role=, set `role:` in the job file, or "
+                    "SMDIST_ROLE",
+                    valid="arn:aws:iam::<account>:role/<SageMaker execution role>",
+                )
+            ]
         )
-        extra = {"input_mode": channel["InputMode"]} if "InputMode" in channel else {}
-        channels.append(
-            Channel(channel_name=name, data_source=DataSource(s3_data_source=source), **extra)
+    return job_role
+
+
+def _session_and_bucket(
+    plan: Plan, session: Any, region: str | None, bucket: str | None
+) -> tuple[Any, str]:
+    """(the v3 Session, the job's bucket): a named bucket (``bucket``, else ``SMDIST_BUCKET``)
+    must exist; without one, the SDK's default bucket (the only one that may be created)."""
+    from smdist.backends.aws_region import resolve_region
+    from smdist.backends.sagemaker.buckets import require_bucket
+    from smdist.backends.sagemaker.dry_run import BUCKET_VARIABLE
+
+    named = bucket or os.environ.get(BUCKET_VARIABLE)
+    sm_session = as_session(session, resolve_region(region, plan.spec.region), named or "")
+    if named:
+        require_bucket(sm_session.boto_session, named, "bucket" if bucket else BUCKET_VARIABLE)
+    else:  # only the SDK's own default bucket may be created
+        named = sm_session.default_bucket()
+    return sm_session, named
+
+
+def _configured_trainer(
+    submission: Submission,
+    sm_session: Any,
+    distributed: Any,
+    code_s3_uri: str | None,
+    kwargs: dict[str, Any],
+) -> Any:
+    """The ModelTrainer with smdist's metric definitions; staged code lives as long as it."""
+    from sagemaker.core.training.configs import MetricDefinition
+
+    keep: list[str] = []
+    try:
+        # ModelTrainer, plus the profiler off and metric time series on (trainer_class).
+        trainer = trainer_class()(
+            sagemaker_session=sm_session,
+            role=submission.role,
+            base_job_name=submission.job_name,
+            source_code=_source_code(submission.plan, code_s3_uri, keep),
+            distributed=distributed,
+            **kwargs,
         )
-    return channels
-
-
-def trainer_kwargs(submission: Submission) -> dict[str, Any]:
-    """ModelTrainer's arguments apart from session, role, name and code: read from the request
-    smdist renders for ``submission`` (``v3_request``), so both say the same."""
-    from sagemaker.core.training.configs import (
-        CheckpointConfig,
-        Compute,
-        Networking,
-        OutputDataConfig,
-        StoppingCondition,
-        Tag,
+    except BaseException:
+        for directory in keep:
+            shutil.rmtree(directory, ignore_errors=True)
+        raise
+    # The metric lines smdist's runtime prints (the same definitions the SDK v2 path sends).
+    trainer.with_metric_definitions(
+        [MetricDefinition(name=m["Name"], regex=m["Regex"]) for m in metric_definitions()]
     )
-
-    request = v3_request.create_training_job_request(
-        submission,
-        image=training_image(submission.plan, submission.region),
-        drivers="",  # v3 uploads its own drivers
-        metric_definitions=[],
-    )
-    resources, stopping = request["ResourceConfig"], request["StoppingCondition"]
-    output, vpc = request["OutputDataConfig"], request.get("VpcConfig", {})
-    isolated = request.get("EnableNetworkIsolation")
-    encrypted = request.get("EnableInterContainerTrafficEncryption")
-    checkpoint = request.get("CheckpointConfig")
-    return {
-        "training_image": request["AlgorithmSpecification"]["TrainingImage"],
-        "compute": Compute(
-            instance_type=resources["InstanceType"],
-            instance_count=resources["InstanceCount"],
-            volume_size_in_gb=resources["VolumeSizeInGB"],
-            volume_kms_key_id=resources.get("VolumeKmsKeyId"),
-            keep_alive_period_in_seconds=resources.get("KeepAlivePeriodInSeconds"),
-            enable_managed_spot_training=request.get("EnableManagedSpotTraining"),
-        ),
-        "stopping_condition": StoppingCondition(
-            max_runtime_in_seconds=stopping["MaxRuntimeInSeconds"],
-            max_wait_time_in_seconds=stopping.get("MaxWaitTimeInSeconds"),
-        ),
-        # Always explicit: v3 would otherwise resolve (and create) its default bucket while the
-        # ModelTrainer is being constructed.
-        "output_data_config": OutputDataConfig(
-            s3_output_path=output["S3OutputPath"], kms_key_id=output.get("KmsKeyId")
-        ),
-        "networking": Networking(
-            subnets=vpc.get("Subnets"),
-            security_group_ids=vpc.get("SecurityGroupIds"),
-            enable_network_isolation=isolated,
-            enable_inter_container_traffic_encryption=encrypted,
-        )
-        if vpc or isolated or encrypted
-        else None,
-        "checkpoint_config": CheckpointConfig(
-            s3_uri=checkpoint["S3Uri"], local_path=checkpoint["LocalPath"]
-        )
-        if checkpoint
-        else None,
-        "input_data_config": _channels(request) or None,
-        "hyperparameters": request["HyperParameters"],
-        "environment": dict(request.get("Environment", {})),
-        "tags": [Tag(key=tag["Key"], value=tag["Value"]) for tag in request.get("Tags", [])]
-        or None,
-    }
+    for directory in keep:  # the staged code lives as long as the trainer that uploads it
+        weakref.finalize(trainer, shutil.rmtree, directory, ignore_errors=True)
+    return trainer
 
 
 def model_trainer(
@@ -270,61 +208,19 @@ def model_trainer(
     spec = plan.spec
     distributed = model_trainer_distributed(plan)
     from smdist.backends.aws_region import DRY_RUN_REGION, resolve_region
-    from smdist.backends.sagemaker.account import resolve_role
-    from smdist.backends.sagemaker.buckets import require_bucket
-    from smdist.backends.sagemaker.dry_run import BUCKET_VARIABLE
 
     training_image(plan, resolve_region(region, spec.region) or DRY_RUN_REGION)  # before AWS
-    job_role = resolve_role(plan, role)
-    if not job_role:
-        raise SpecError(
-            [
-                Problem(
-                    "role",
-                    "no IAM role for the job: pass role=, set `role:` in the job file, or "
-                    "SMDIST_ROLE",
-                    valid="arn:aws:iam::<account>:role/<SageMaker execution role>",
-                )
-            ]
-        )
-    named = bucket or os.environ.get(BUCKET_VARIABLE)
-    sm_session = _session(session, resolve_region(region, spec.region), named or "")
-    if named:
-        require_bucket(sm_session.boto_session, named, "bucket" if bucket else BUCKET_VARIABLE)
-    else:  # only the SDK's own default bucket may be created
-        named = sm_session.default_bucket()
+    job_role = _job_role(plan, role)
+    sm_session, job_bucket = _session_and_bucket(plan, session, region, bucket)
     submission = plan.bind(
         job_name=job_name or spec.name,  # v3's base_job_name: it appends a timestamp
         region=region or spec.region or sm_session.boto_session.region_name,
-        bucket=named,
+        bucket=job_bucket,
         role=job_role,
         code_uri=code_s3_uri or "",
     )
-    from sagemaker.core.training.configs import MetricDefinition
-
     kwargs = trainer_kwargs(submission)  # fails before staging
-    keep: list[str] = []
-    try:
-        # ModelTrainer, plus the profiler off and metric time series on (trainer_class).
-        trainer = trainer_class()(
-            sagemaker_session=sm_session,
-            role=job_role,
-            base_job_name=submission.job_name,
-            source_code=_source_code(plan, code_s3_uri, keep),
-            distributed=distributed,
-            **kwargs,
-        )
-    except BaseException:
-        for directory in keep:
-            shutil.rmtree(directory, ignore_errors=True)
-        raise
-    # The metric lines smdist's runtime prints (the same definitions the SDK v2 path sends).
-    trainer.with_metric_definitions(
-        [MetricDefinition(name=m["Name"], regex=m["Regex"]) for m in metric_definitions()]
-    )
-    for directory in keep:  # the staged code lives as long as the trainer that uploads it
-        weakref.finalize(trainer, shutil.rmtree, directory, ignore_errors=True)
-    return trainer
+    return _configured_trainer(submission, sm_session, distributed, code_s3_uri, kwargs)
 
 
 __all__ = [

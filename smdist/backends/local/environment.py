@@ -1,0 +1,212 @@
+"""Each emulated host's process environment, and the files that hold it for the ssh stand-in.
+
+The environment is the one the container gives the user's script: the toolkit's ``SM_*``
+variables (``smdist.contract.environment``), the variables the toolkit and the framework
+container set besides them (job name, MASTER_ADDR / MASTER_PORT and NCCL defaults for PyTorch,
+TF_CONFIG for MultiWorkerMirroredStrategy), and what the emulation itself needs (host-name
+resolution, the host's share of the GPUs, the job's process token).
+
+It starts from smdist's own, minus variables that describe some other cluster (a stray
+TF_CONFIG, RANK or SM_HOSTS in the shell would otherwise leak into every host).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from smdist.backends.local.standins import SITE_DIR as STANDINS_DIR
+from smdist.contract.commands import Launcher
+from smdist.contract.environment import (
+    FRAMEWORK_MODULES,
+    HostConfig,
+    Machine,
+    sm_variables,
+    training_environment,
+)
+from smdist.contract.parameter_server_host import ADDRESSES_ENV as PS_ADDRESSES_ENV
+from smdist.runtime.settings import LOCAL_JOB
+
+if TYPE_CHECKING:
+    from smdist.backends.local.hosts import EmulatedHost
+    from smdist.backends.local.layout import LocalLayout
+    from smdist.planning.plan import Plan
+
+NETWORK_INTERFACE = "lo"  # what the hosts share here: loopback
+TOKEN_VARIABLE = LOCAL_JOB  # the job's token; also tells its scripts they run locally
+_FOREIGN_PREFIXES = (
+    "SM_",
+    "OMPI_",
+    "PMIX_",
+    "HOROVOD_",
+    "TORCHELASTIC_",
+    "NSS_WRAPPER_",
+    "SMDIST_LOCAL_",
+)
+_FOREIGN_NAMES = frozenset(
+    {
+        "TF_CONFIG",
+        "RANK",
+        "LOCAL_RANK",
+        "WORLD_SIZE",
+        "LOCAL_WORLD_SIZE",
+        "GROUP_RANK",
+        "ROLE_RANK",
+        "MASTER_ADDR",
+        "MASTER_PORT",
+        "TRAINING_JOB_NAME",
+        "SAGEMAKER_JOB_NAME",
+        "SAGEMAKER_BASE_DIR",
+        "SAGEMAKER_REGION",
+        "CURRENT_HOST",
+        "SMDIST_TF_PORTS",
+        "SMDIST_RDZV_PORT",
+        "SMDIST_CHECKPOINT_DIR",
+    }
+)
+
+
+def clean_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """smdist's environment without the variables of any other cluster or job."""
+    return {
+        name: value
+        for name, value in environ.items()
+        if not name.startswith(_FOREIGN_PREFIXES) and name not in _FOREIGN_NAMES
+    }
+
+
+@dataclass(frozen=True)
+class JobSettings:
+    """What every host's environment shares."""
+
+    job_name: str
+    region: str
+    token: str
+    master_port: int
+    tf_ports: list[int]  # each host's TF_CONFIG task port (the container's 2222 or 8890)
+    names_environment: dict[str, str]
+    base_environment: dict[str, str]
+    cpus: int
+    ps_ports: list[int] = field(default_factory=list)  # each host's parameter server port
+
+
+def host_environment(
+    plan: Plan,
+    layout: LocalLayout,
+    host: EmulatedHost,
+    hosts: list[str],
+    config: HostConfig,
+    settings: JobSettings,
+) -> dict[str, str]:
+    """Everything the host's first process gets in its environment."""
+    environ = dict(settings.base_environment)
+    environ.update(layout.environment)
+    training_env = training_environment(
+        host.base,
+        config,
+        Machine(num_cpus=settings.cpus, num_gpus=layout.gpus_per_host),
+        job_name=settings.job_name,
+        framework_module=FRAMEWORK_MODULES.get(plan.framework),
+    )
+    environ.update(sm_variables(training_env))
+    environ.update(_job_variables(layout, host, settings, environ.get("PYTHONPATH", "")))
+    environ.update(settings.names_environment)
+    if "NSS_WRAPPER_HOSTS" in settings.names_environment:
+        # gethostname() answers the host's name, as in a SageMaker container. mpirun then treats
+        # its own host as local and starts daemons on the other hosts only, as SageMaker's does.
+        environ["NSS_WRAPPER_HOSTNAME"] = host.name
+    if "OMP_NUM_THREADS" not in environ:
+        # The hosts share this machine's cores: one thread pool each would oversubscribe them.
+        environ["OMP_NUM_THREADS"] = str(max(1, settings.cpus // max(layout.world_size, 1)))
+    if plan.framework == "pytorch":
+        _set_pytorch_defaults(environ, hosts[0], settings.master_port)
+    if layout.launcher is Launcher.PARAMETER_SERVER:
+        environ[PS_ADDRESSES_ENV] = _parameter_server_addresses(hosts, settings)
+    if layout.launcher is Launcher.TF_CONFIG:
+        environ["TF_CONFIG"] = _tf_config(hosts, settings.tf_ports, host.index)
+    return environ
+
+
+def _job_variables(
+    layout: LocalLayout, host: EmulatedHost, settings: JobSettings, python_path: str
+) -> dict[str, str]:
+    """What SageMaker, its training toolkit and the framework images set besides the ``SM_*``
+    variables, then the emulation's own; ``python_path``: the PYTHONPATH so far."""
+    # The stand-ins that answer SageMaker's library names (smdistributed.*, torch.sagemaker)
+    # where the real libraries are absent, then the code, as SageMaker's toolkit puts it. The
+    # stand-ins' directory holds only its sitecustomize (which runs the code's own, if the code
+    # has one) and a private package, so being first hides nothing of the code's.
+    paths = [str(STANDINS_DIR), str(host.code)]
+    paths += [p for p in python_path.split(":") if p]
+    return {
+        # Set by SageMaker and the training toolkit besides the SM_* variables.
+        "TRAINING_JOB_NAME": settings.job_name,
+        "SAGEMAKER_JOB_NAME": settings.job_name,
+        "SAGEMAKER_REGION": settings.region,
+        "CURRENT_HOST": host.name,
+        "SAGEMAKER_BASE_DIR": str(host.base),
+        "PYTHONPATH": ":".join(paths),
+        # Set by the Deep Learning Containers' images.
+        "PYTHONUNBUFFERED": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        # The emulation's own.
+        TOKEN_VARIABLE: settings.token,
+        "CUDA_VISIBLE_DEVICES": ",".join(layout.host_gpus[host.index]),
+    }
+
+
+def _set_pytorch_defaults(environ: dict[str, str], master: str, master_port: int) -> None:
+    """The SageMaker PyTorch container sets these for every job (port 7777 there; a free port
+    here, so that local jobs never collide)."""
+    environ["MASTER_ADDR"] = master
+    environ["MASTER_PORT"] = str(master_port)
+    environ.setdefault("NCCL_SOCKET_IFNAME", NETWORK_INTERFACE)
+    environ.setdefault("NCCL_IB_DISABLE", "1")
+    environ.setdefault("NCCL_DEBUG", "WARN")
+
+
+def _parameter_server_addresses(hosts: list[str], settings: JobSettings) -> str:
+    """The TF toolkit's addresses (host:2222, host:2223) with a free port for each: every task
+    binds 0.0.0.0:<port> (parameter_server_host writes TF_CONFIG from them)."""
+    return json.dumps(
+        {
+            name: [f"{name}:{task_port}", f"{name}:{ps_port}"]
+            for name, task_port, ps_port in zip(
+                hosts, settings.tf_ports, settings.ps_ports, strict=True
+            )
+        }
+    )
+
+
+def _tf_config(hosts: list[str], ports: list[int], index: int) -> str:
+    """TF_CONFIG as the SageMaker TensorFlow container writes it for MultiWorkerMirroredStrategy:
+    every host a worker. Each worker binds 0.0.0.0:<port>, so each gets its own port."""
+    return json.dumps(
+        {
+            "cluster": {
+                "worker": [f"{name}:{port}" for name, port in zip(hosts, ports, strict=True)]
+            },
+            "task": {"type": "worker", "index": index},
+        }
+    )
+
+
+def write_environment_files(
+    directory: Path, hosts: list[EmulatedHost], environments: list[dict[str, str]]
+) -> list[Path]:
+    """Each host's own environment as a file: what a login on that host starts with.
+
+    On SageMaker a worker host writes its environment to ``/etc/environment`` before mpirun
+    reaches it over ssh, so what mpirun does not export (``-x``) comes from the rank's own
+    host. The ssh stand-in starts from this file for the same reason.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for host, environment in zip(hosts, environments, strict=True):
+        path = directory / f"environment-{host.name}.json"
+        path.write_text(json.dumps(environment))
+        paths.append(path)
+    return paths

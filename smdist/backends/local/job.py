@@ -1,0 +1,296 @@
+"""``LocalJob``: one job on emulated hosts on this machine, from preparing its directory to its
+end: the Job protocol (status, logs, wait, stop), the thread that supervises its processes, and
+its ``job.json``."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+import traceback
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from smdist.backends.base import JobError, JobStatus
+from smdist.backends.job_names import unique_job_name
+from smdist.backends.local.artifacts import output_location, upload_outputs
+from smdist.backends.local.environment import TOKEN_VARIABLE
+from smdist.backends.local.hosts import EmulatedHost, make_hosts
+from smdist.backends.local.launch import HostCommand, prepare_commands
+from smdist.backends.local.layout import LocalLayout
+from smdist.backends.local.logs import ConsoleView, JobLog
+from smdist.backends.local.logs import follow as follow_log
+from smdist.backends.local.network import choose_host_names
+from smdist.backends.local.preparation import (
+    command_notes,
+    local_layout,
+    make_job_dir,
+    opening_notes,
+    restore_kept_checkpoints,
+    stage_files,
+    write_commands_file,
+)
+from smdist.backends.local.processes import (
+    MAX_RUN,
+    REQUESTED,
+    STOP_FILE,
+    Outcome,
+    Supervisor,
+    process_identity,
+)
+from smdist.backends.local.setup import LocalOptions, check_tools, checkpoint_path
+from smdist.backends.local.verdict import judge, summary_line, write_failure_file
+
+if TYPE_CHECKING:
+    from smdist.planning.plan import Plan
+
+
+class LocalJob:
+    """A job running (or finished) on emulated hosts on this machine; see ``smdist.Job``."""
+
+    backend = "local"
+
+    def __init__(self, plan: Plan, options: LocalOptions) -> None:
+        self.plan = plan
+        self.options = options
+        self.name = options.job_name or unique_job_name(plan.spec.name)
+        self.root = options.root.resolve()
+        self.job_dir = self.root / "jobs" / self.name
+        self.python = options.python or sys.executable
+        self.token = uuid.uuid4().hex
+        self.layout: LocalLayout | None = None
+        self.hosts: list[EmulatedHost] = []
+        self.commands: list[HostCommand] = []
+        self.output_dir: Path | None = None
+        self.checkpoint_store: Path | None = None
+        self.set_aside: Path | None = None  # a fresh job's new home for earlier checkpoints
+        self.outcome: Outcome | None = None
+        self.log: JobLog | None = None
+        self._status = JobStatus.IN_PROGRESS
+        self._failure_reason: str | None = None
+        self._model_artifacts: str | None = None
+        self._supervisor: Supervisor | None = None
+        self._stop_early = False
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._started = time.monotonic()
+
+    # ---- the Job protocol ---------------------------------------------------------------
+    @property
+    def status(self) -> JobStatus:
+        if self._done.is_set():
+            return self._status
+        supervisor = self._supervisor
+        stopping = self._stop_early or (
+            supervisor is not None and supervisor.outcome.stop_cause in (REQUESTED, MAX_RUN)
+        )
+        return JobStatus.STOPPING if stopping else JobStatus.IN_PROGRESS
+
+    @property
+    def failure_reason(self) -> str | None:
+        return self._failure_reason
+
+    @property
+    def model_artifacts(self) -> str | None:
+        return self._model_artifacts
+
+    def logs(self, follow: bool = False) -> Iterator[str]:
+        """Every line so far as ``<host[ rRANK]> | <text>``; ``follow`` waits for the end."""
+        assert self.log is not None
+        yield from follow_log(self.log.path, self._done.is_set, follow)
+
+    def wait(
+        self, timeout: float | None = None, logs: bool = False, raise_on_failure: bool = False
+    ) -> JobStatus:
+        """Block until the job ends (or ``timeout``); ``logs`` shows the live log meanwhile.
+
+        Ctrl-C stops the job (a second one kills it), waits for the end, then re-raises.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        view = ConsoleView(self.options.console) if logs else None
+        shown = [0]
+
+        def over() -> bool:
+            return self._done.is_set() or (deadline is not None and time.monotonic() >= deadline)
+
+        try:
+            self._show_until(view, shown, over, timeout)
+        except KeyboardInterrupt:
+            self.stop()
+            if self.log is not None and not self._done.is_set():
+                self.log.note("interrupted: stopping the job (Ctrl-C again kills it now)")
+            try:
+                self._show_until(view, shown, self._done.is_set, None)
+            except KeyboardInterrupt:
+                self.kill()
+                self._show_until(view, shown, self._done.is_set, None)
+            raise
+        status = self.status
+        if raise_on_failure and status in (JobStatus.FAILED, JobStatus.STOPPED):
+            raise JobError(self.name, status, self._failure_reason)
+        return status
+
+    def _show_until(self, view, shown: list[int], finished, timeout: float | None) -> None:
+        """Print log lines (after the ``shown[0]`` already printed) until ``finished()``."""
+        if view is None or self.log is None:
+            self._done.wait(timeout)
+            return
+        for index, line in enumerate(follow_log(self.log.path, finished, True)):
+            if index >= shown[0]:
+                view.show(line)
+                shown[0] = index + 1
+
+    def stop(self) -> None:
+        """Stop as SageMaker does (SIGTERM, SIGKILL after ``grace``); returns at once."""
+        if self._done.is_set():
+            return
+        if self._supervisor is None:
+            self._stop_early = True
+        else:
+            self._supervisor.request_stop()
+
+    def kill(self) -> None:
+        """Stop without waiting for the grace period."""
+        self.stop()
+        if self._supervisor is not None:
+            self._supervisor.request_kill()
+
+    # ---- extras -------------------------------------------------------------------------
+    @property
+    def host_names(self) -> list[str]:
+        return [host.name for host in self.hosts]
+
+    @property
+    def exit_codes(self) -> dict[str, int]:
+        return dict(self.outcome.exit_codes) if self.outcome else {}
+
+    def __repr__(self) -> str:
+        return f"LocalJob(name={self.name!r}, status={self.status.value})"
+
+    # ---- prepare ------------------------------------------------------------------------
+    def _prepare(self) -> None:
+        plan = self.plan
+        began = time.monotonic()
+        self.layout = layout = local_layout(plan, self.name, self.options)
+        check_tools(plan, layout, self.python)
+        names = choose_host_names(layout.hosts)
+        host_checkpoints, checkpoint_note = checkpoint_path(plan)
+        self.name, self.job_dir = make_job_dir(self.root, self.name, plan.spec.name)
+        self.hosts = hosts = make_hosts(self.job_dir, names, host_checkpoints)
+        self.log = log = JobLog(self.job_dir / "logs", names.names)
+        for line in opening_notes(self.name, plan, layout, names, self.job_dir, checkpoint_note):
+            log.note(f"[prepare] {line}")
+        channels = stage_files(plan, hosts, self.job_dir)
+        self._place_checkpoints_and_output(log)
+        self.commands = prepare_commands(
+            plan,
+            layout,
+            hosts,
+            names,
+            channels,
+            job_dir=self.job_dir,
+            token=self.token,
+            python=self.python,
+        )
+        write_commands_file(self.job_dir / "commands.txt", self.commands)
+        log.note(f"[prepare] done in {time.monotonic() - began:.1f} s")
+        self._write_record()
+
+    def _place_checkpoints_and_output(self, log: JobLog) -> None:
+        """The checkpoint store (kept checkpoints restored into every host) and the output
+        location."""
+        spec = self.plan.spec
+        if spec.checkpoint is not None and spec.checkpoint.s3_uri:
+            self.checkpoint_store = store = self.root / "checkpoints" / spec.name
+            self.set_aside, lines = restore_kept_checkpoints(
+                store, spec.checkpoint.s3_uri, self.hosts, fresh=self.options.fresh,
+                job_name=self.name,
+            )  # fmt: skip
+            for line in lines:
+                log.note(f"[prepare] {line}")
+        self.output_dir, output_note = output_location(spec, self.root / "jobs", self.name)
+        if output_note:
+            log.note(f"[prepare] note: {output_note}")
+
+    # ---- run ----------------------------------------------------------------------------
+    def _start(self) -> None:
+        # Non-daemon: a script that launches without waiting still sees its job through.
+        # The host processes are started from this thread, whose end they are tied to.
+        self._thread = threading.Thread(target=self._run, name=f"smdist-{self.name}")
+        self._thread.start()
+
+    def _run(self) -> None:
+        assert self.log is not None and self.layout is not None
+        log = self.log
+        try:
+            max_run = self.options.max_run or self.plan.spec.max_run
+            self._supervisor = supervisor = Supervisor(
+                self.commands,
+                log,
+                token=f"{TOKEN_VARIABLE}={self.token}",
+                python=self.python,
+                grace=self.options.grace,
+                max_run=max_run,
+                stall_timeout=self.options.stall_timeout,
+                stop_file=self.job_dir / STOP_FILE,
+                single_launcher=self.layout.launcher.uses_mpi,
+            )
+            if self._stop_early:
+                supervisor.request_stop()
+            for line in command_notes(self.commands, self.job_dir):
+                log.note(f"[start] {line}")
+            log.note(f"[train] running (max_run {max_run:g} s)")
+            self.outcome = outcome = supervisor.run()
+            status, reason, failing_host = judge(
+                outcome, log, self.hosts, self.layout.launcher.uses_mpi
+            )
+            self._failure_reason = reason
+            if failing_host is not None:
+                write_failure_file(self.hosts, failing_host, reason or "")
+            self._upload(status)
+            self._status = status
+            elapsed = time.monotonic() - self._started
+            log.note(summary_line(status, elapsed, reason, self._model_artifacts))
+        except Exception as error:  # noqa: BLE001 - the job must end with a status, not hang
+            self._status = JobStatus.FAILED
+            self._failure_reason = f"the local backend failed: {error}"
+            log.note(traceback.format_exc())
+            if self._supervisor is not None:
+                self._supervisor.request_kill()
+        finally:
+            self._write_record(final=True)
+            self._done.set()
+            log.close()
+
+    def _upload(self, status: JobStatus) -> None:
+        assert self.log is not None and self.output_dir is not None
+        self._model_artifacts = upload_outputs(
+            self.log,
+            self.hosts,
+            self.output_dir,
+            self.checkpoint_store,
+            keep_model=status in (JobStatus.COMPLETED, JobStatus.STOPPED),
+            set_aside=self.set_aside,
+        )
+
+    def _write_record(self, final: bool = False) -> None:
+        """``job.json`` in the job directory: what ``status`` and ``failure_reason`` say."""
+        record = {
+            "name": self.name,
+            "backend": self.backend,
+            "status": (self._status if final else self.status).value,
+            "failure_reason": self._failure_reason,
+            "model_artifacts": self._model_artifacts,
+            "hosts": self.host_names,
+            "processes_per_host": self.layout.processes_per_host if self.layout else None,
+            "exit_codes": self.exit_codes,
+            "job_dir": str(self.job_dir),
+            "log": str(self.log.path) if self.log else None,
+            "supervisor": process_identity(),  # [pid, start]: is it running?
+        }
+        path = self.job_dir / "job.json"
+        if self.job_dir.is_dir():
+            path.write_text(json.dumps(record, indent=1) + "\n")

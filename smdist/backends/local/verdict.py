@@ -1,0 +1,71 @@
+"""A finished local job in SageMaker's terms: its status and failure reason from the
+supervisor's outcome, and the failing host's ``output/failure`` file."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from smdist.backends.base import JobStatus
+from smdist.backends.local.failure import Failure, diagnose, rank_lines
+from smdist.backends.local.processes import MAX_RUN, REQUESTED, STALL
+
+if TYPE_CHECKING:
+    from smdist.backends.local.hosts import EmulatedHost
+    from smdist.backends.local.logs import JobLog
+    from smdist.backends.local.processes import Outcome
+
+
+def judge(
+    outcome: Outcome, log: JobLog, hosts: list[EmulatedHost], single_launcher: bool
+) -> tuple[JobStatus, str | None, Failure | None]:
+    """The job's status, its failure reason, and the failing rank (for output/failure).
+
+    ``single_launcher``: one launcher (mpirun) ran every host's ranks, so any host's ranks may
+    hold the cause.
+    """
+    if outcome.stop_cause == REQUESTED:
+        return JobStatus.STOPPED, "stop requested", None
+    if outcome.stop_cause == MAX_RUN:
+        return JobStatus.STOPPED, f"MaxRuntimeExceeded: {outcome.stop_detail}", None
+    if outcome.succeeded:
+        return JobStatus.COMPLETED, None, None
+    # What the hosts' processes wrote; smdist's own notes say nothing about a rank.
+    host_names = [host.name for host in hosts]
+    lines = [line for line in log.recent if line[1] in host_names]
+    if outcome.stop_cause == STALL:
+        reason = (
+            f"AlgorithmError: the job stalled: {outcome.stop_detail}; a process is "
+            "probably hung (raise stall_timeout if it was only slow)"
+        )
+        main = hosts[0].name
+        said = tuple(rank_lines(lines, main, None))
+        return JobStatus.FAILED, reason, Failure(main, None, None, None, said)
+    failure = diagnose(lines, outcome.exit_codes, outcome.failed_hosts, single_launcher)
+    if failure is None or not (failure.ending or failure.message or failure.last_lines):
+        # Nothing ran far enough to say anything (a host process could not start).
+        first = outcome.failed_hosts[0] if outcome.failed_hosts else hosts[0].name
+        reason = f"AlgorithmError: {outcome.stop_detail or 'a process failed'}"
+        return JobStatus.FAILED, reason, Failure(first, None, None, None, ())
+    return JobStatus.FAILED, failure.reason(), failure
+
+
+def write_failure_file(hosts: list[EmulatedHost], failure: Failure, reason: str) -> None:
+    """``output/failure`` of the failing host, as SageMaker keeps it: the reason, then what the
+    failing rank wrote last."""
+    by_name = {host.name: host for host in hosts}
+    host = by_name.get(failure.host, hosts[0])
+    written = "\n".join(failure.last_lines) or "(nothing)"
+    host.failure_file.parent.mkdir(parents=True, exist_ok=True)
+    host.failure_file.write_text(f"{reason}\n\nLast lines of {failure.where}:\n{written}\n")
+
+
+def summary_line(
+    status: JobStatus, elapsed: float, reason: str | None, model_artifacts: str | None
+) -> str:
+    """The log's last line: ``STATUS in N s[: reason][; model artifacts URI]``."""
+    summary = f"{status.value} in {elapsed:.1f} s"
+    if reason:
+        summary += f": {reason}"
+    if model_artifacts:
+        summary += f"; model artifacts {model_artifacts}"
+    return summary

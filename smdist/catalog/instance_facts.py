@@ -1,0 +1,157 @@
+"""One instance type's facts (``InstanceInfo``), built and checked from its instances.yaml entry."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from smdist.catalog.data_errors import require
+
+INSTANCE_LIBRARIES = frozenset({"smddp", "smp_v1", "smp_v2", "nccl", "neuron"})
+ACCELERATOR_KINDS = frozenset({"gpu", "cpu", "trainium", "inferentia"})
+
+INSTANCES_FILE = "instances.yaml"
+_INSTANCE_KEYS = frozenset(
+    {
+        "vcpus",
+        "memory_gib",
+        "gpus",
+        "gpu_model",
+        "gpu_memory_gib",
+        "gpu_arch",
+        "accelerator",
+        "accelerators",
+        "accelerators_unit",
+        "neuron_cores",
+        "efa",
+        "efa_rdma",
+        "efa_interfaces",
+        "price_per_hour",
+        "price_note",
+        "libraries",
+        "retired",
+        "training",
+        "note",
+    }
+)
+
+
+@dataclass(frozen=True)
+class InstanceInfo:
+    """What one SageMaker training instance type offers.
+
+    ``accelerators`` counts the NVIDIA GPUs on GPU instances and the Trainium chips (Neuron
+    devices) on Trainium instances. ``bf16``/``tf32`` say whether the instance's NVIDIA GPUs
+    support those precisions (Ampere or newer); they are False on CPU and Trainium instances.
+    ``libraries`` names the distributed libraries that run there: ``nccl`` on any NVIDIA GPU,
+    ``neuron`` on Trainium and Inferentia, and the SageMaker libraries where AWS documents
+    support. ``training`` is False for instances CreateTrainingJob does not offer (Inferentia).
+    ``efa_rdma`` says whether the EFA supports RDMA read (FI_EFA_USE_DEVICE_RDMA=1 is safe);
+    ``efa_interfaces`` is the most EFA interfaces it takes, None where undocumented.
+    """
+
+    instance_type: str
+    family: str
+    vcpus: int
+    memory_gib: float
+    gpus: int
+    gpu_model: str | None
+    gpu_memory_gib: float | None
+    accelerator: str
+    accelerators: int
+    efa: bool
+    efa_rdma: bool
+    efa_interfaces: int | None
+    price_per_hour: float | None
+    retired: bool
+    training: bool
+    libraries: frozenset[str]
+    bf16: bool
+    tf32: bool
+    note: str | None
+
+
+def _efa_values(where: str, values: dict[str, Any]) -> tuple[bool, int | None]:
+    # RDMA must be stated for every EFA instance: guessing it wrong makes libfabric abort.
+    efa, rdma, interfaces = values["efa"], values.get("efa_rdma"), values.get("efa_interfaces")
+    require(isinstance(efa, bool), f"{where}: efa {efa!r} must be true or false.")
+    require(not efa or isinstance(rdma, bool), f"{where}: efa_rdma must be true or false.")
+    require(efa or not (rdma or interfaces), f"{where}: efa_rdma/efa_interfaces need efa.")
+    require(
+        interfaces is None or (isinstance(interfaces, int) and interfaces >= 1),
+        f"{where}: efa_interfaces {interfaces!r} must be a positive integer or null.",
+    )
+    return bool(rdma), interfaces
+
+
+def _check_entry(where: str, instance_type: str, family: str, values: dict[str, Any]) -> str:
+    """The entry's keys, name and required facts hold; returns its accelerator kind."""
+    unknown = set(values) - _INSTANCE_KEYS
+    require(not unknown, f"{where}: unknown keys {sorted(unknown)}.")
+    require(
+        instance_type.startswith("ml.") and instance_type.split(".")[1] == family,
+        f"{where}: listed under family {family!r} but its name says otherwise.",
+    )
+    accelerator = values.get("accelerator")
+    require(
+        accelerator in ACCELERATOR_KINDS,
+        f"{where}: accelerator {accelerator!r} is not one of {sorted(ACCELERATOR_KINDS)}.",
+    )
+    for key in ("vcpus", "memory_gib", "efa"):
+        require(key in values, f"{where}: missing {key!r}.")
+    return accelerator
+
+
+def _precisions(
+    where: str, values: dict[str, Any], architectures: dict[str, Any]
+) -> tuple[bool, bool]:
+    """(bf16, tf32) of the entry's GPU architecture; both False without one."""
+    arch = values.get("gpu_arch")
+    if arch is None:
+        return False, False
+    require(arch in architectures, f"{where}: gpu_arch {arch!r} is not described.")
+    return bool(architectures[arch]["bf16"]), bool(architectures[arch]["tf32"])
+
+
+def build_instance(
+    instance_type: str, family: str, values: dict[str, Any], architectures: dict[str, Any]
+) -> InstanceInfo:
+    """``instance_type``'s facts from its merged entry ``values``; CatalogError when malformed."""
+    where = f"{INSTANCES_FILE}: {instance_type}"
+    accelerator = _check_entry(where, instance_type, family, values)
+    gpus = int(values.get("gpus", 0))
+    if accelerator == "gpu":
+        accelerators = int(values.get("accelerators", gpus))
+    else:
+        accelerators = int(values.get("accelerators", 0))
+    libraries = frozenset(values.get("libraries") or ())
+    require(
+        libraries <= INSTANCE_LIBRARIES,
+        f"{where}: libraries {sorted(libraries - INSTANCE_LIBRARIES)} are not among "
+        f"{sorted(INSTANCE_LIBRARIES)}.",
+    )
+    bf16, tf32 = _precisions(where, values, architectures)
+    efa_rdma, efa_interfaces = _efa_values(where, values)
+    price = values.get("price_per_hour")
+    gpu_memory = values.get("gpu_memory_gib")
+    return InstanceInfo(
+        instance_type=instance_type,
+        family=family,
+        vcpus=int(values["vcpus"]),
+        memory_gib=float(values["memory_gib"]),
+        gpus=gpus,
+        gpu_model=values.get("gpu_model"),
+        gpu_memory_gib=None if gpu_memory is None else float(gpu_memory),
+        accelerator=accelerator,
+        accelerators=accelerators,
+        efa=bool(values["efa"]),
+        efa_rdma=efa_rdma,
+        efa_interfaces=efa_interfaces,
+        price_per_hour=None if price is None else float(price),
+        retired=bool(values.get("retired", False)),
+        training=bool(values.get("training", True)),
+        libraries=libraries,
+        bf16=bf16,
+        tf32=tf32,
+        note=values.get("note"),
+    )

@@ -1,0 +1,136 @@
+"""What a host's command is built from: the plan's ``Launch`` and the training ``Image``.
+
+``Launch`` says how a job starts its ranks (the ``Launcher``, the hosts, the processes on each,
+the instance type's EFA); the strategy renders it once into the plan. ``Image`` says what the
+training image gives the command: found in the container by smdist's driver, assumed by
+``smdist plan --hosts``, this machine's for the local backend. ``commands`` builds the commands
+from the two.
+
+Standard library only, Python 3.8+: this module runs inside training images.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+GETHOSTNAME_SHIM = "<sagemaker_training gethostname.so>"  # shown where the image path is unknown
+MPI_PROCESSES_PER_HOST = "sagemaker_mpi_num_of_processes_per_host"  # the MPIRunner's count
+
+
+class Launcher(str, enum.Enum):
+    """What starts a job's ranks in the training container."""
+
+    PROGRAM = "program"  # the program once per host; it is the rank, or starts them itself
+    TF_CONFIG = "tf_config"  # the program once per host, with the TensorFlow toolkit's TF_CONFIG
+    PARAMETER_SERVER = "parameter_server"  # the TF toolkit: a parameter server, then the program
+    TORCHRUN = "torchrun"  # the TorchDistributedRunner: torchrun on every host
+    MPIRUN = "mpirun"  # the MPIRunner: one mpirun on the first host, across every host
+    SMDDP = "smddp"  # the SMDataParallelRunner: one mpirun, ranks behind smddprun
+
+    @property
+    def description(self) -> str:
+        return _LAUNCHER_DESCRIPTIONS[self]
+
+    @property
+    def uses_mpi(self) -> bool:
+        return self in (Launcher.MPIRUN, Launcher.SMDDP)
+
+    @property
+    def one_program_per_host(self) -> bool:
+        """The container starts the program once on each host (no runner of ranks)."""
+        return self in (Launcher.PROGRAM, Launcher.TF_CONFIG, Launcher.PARAMETER_SERVER)
+
+    @property
+    def tf_config(self) -> bool:
+        return self in (Launcher.TF_CONFIG, Launcher.PARAMETER_SERVER)
+
+
+_LAUNCHER_DESCRIPTIONS = {
+    Launcher.PROGRAM: "the program on every host",
+    Launcher.TF_CONFIG: "the program on every host, with TF_CONFIG",
+    Launcher.PARAMETER_SERVER: "a parameter server and the program on every host, with TF_CONFIG",
+    Launcher.TORCHRUN: "torchrun on every host",
+    Launcher.MPIRUN: "one mpirun across the hosts",
+    Launcher.SMDDP: "one mpirun across the hosts, ranks behind smddprun",
+}
+V3_DRIVERS = ("torchrun", "smdist")  # SDK v3's Torchrun driver, or smdist's own
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How a job starts its ranks: rendered once by the strategy into the plan, then read by
+    every caller (the SDK requests, ``smdist plan --hosts``, smdist's v3 driver, the local
+    backend)."""
+
+    launcher: Launcher
+    hosts: tuple[str, ...]
+    processes_per_host: int  # ranks on each host, resolved ("auto" is the instance's GPUs)
+    instance_type: str
+    program: str = ""  # what the container runs (sagemaker_program): the script, or a launcher
+    efa: bool = False  # the instance type has EFA (FI_PROVIDER=efa, NCCL_PROTO=simple)
+    efa_rdma: bool = False  # and its EFA supports RDMA read (FI_EFA_USE_DEVICE_RDMA=1)
+    custom_mpi_options: str = ""
+    mp_parameters: dict[str, Any] | None = None  # SMP's (v1: they turn on its mpirun settings)
+    # What the toolkit reads to pick and size its runner: the hyperparameters SDK v2 derives
+    # from the ``distribution`` (sagemaker_mpi_enabled, ..., mp_parameters), before encoding.
+    toolkit_hyperparameters: dict[str, Any] = field(default_factory=dict)
+    v3_driver: str = "smdist"  # under SDK v3: its Torchrun driver, or smdist's own driver
+    interface: str = "eth0"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "launcher", Launcher(self.launcher))
+        object.__setattr__(self, "hosts", tuple(self.hosts))
+        if self.v3_driver not in V3_DRIVERS:
+            raise ValueError(f"unknown v3 driver {self.v3_driver!r}; one of {V3_DRIVERS}")
+
+    @property
+    def world_size(self) -> int:
+        return self.processes_per_host * len(self.hosts)
+
+    def resized(
+        self,
+        hosts: Sequence[str],
+        processes_per_host: int,
+        mp_parameters: dict[str, Any] | None = None,
+    ) -> Launch:
+        """This launch on other hosts and process counts (the local backend's emulated hosts),
+        the toolkit's hyperparameters following: the MPIRunner's process count, SMP's settings."""
+        toolkit = dict(self.toolkit_hyperparameters)
+        if MPI_PROCESSES_PER_HOST in toolkit:
+            toolkit[MPI_PROCESSES_PER_HOST] = processes_per_host
+        if mp_parameters is not None and "mp_parameters" in toolkit:
+            toolkit["mp_parameters"] = mp_parameters
+        return replace(
+            self,
+            hosts=tuple(hosts),
+            processes_per_host=processes_per_host,
+            mp_parameters=self.mp_parameters if mp_parameters is None else mp_parameters,
+            toolkit_hyperparameters=toolkit,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        values = asdict(self)
+        values["launcher"] = self.launcher.value
+        values["hosts"] = list(self.hosts)
+        return values
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any], **overrides: Any) -> Launch:
+        return cls(**{**values, **overrides})
+
+
+@dataclass(frozen=True)
+class Image:
+    """What the training image gives the command: found in the container by smdist's driver,
+    assumed (a current DLC) by ``smdist plan --hosts``, this machine's for the local backend."""
+
+    python: str = "python"
+    mpi4py: bool = True
+    smddprun: bool = True
+    smddpmprun: bool = True
+    hostname_shim: str | None = GETHOSTNAME_SHIM
+    torch_version: str = ""  # SM_DLC_TORCH_VERSION, which the PyTorch DLCs set
+    shell_programs: bool = True  # a non-Python program runs through /bin/sh -c (the toolkit)

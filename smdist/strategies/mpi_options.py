@@ -1,0 +1,63 @@
+"""``custom_mpi_options``: the field of the MPI-launched strategies, and its plain-flags check."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from smdist.spec.base import StrictModel
+from smdist.spec.cluster import Cluster
+
+# A plain mpirun flag or value: no quoting, no shell metacharacters, nothing a shell would expand.
+_MPI_TOKEN = re.compile(r"^[A-Za-z0-9_.,:/@%+=^-]+$")
+
+
+def check_custom_mpi_options(value: str) -> str:
+    """Reject anything but plain mpirun flags: the container pastes them into a command line."""
+    if not value:
+        return value
+    control = [char for char in value if ord(char) < 32 or ord(char) == 127]
+    if control:
+        raise ValueError(
+            f"{value!r} holds a control character ({control[0]!r}); custom MPI options are "
+            "plain mpirun flags on one line, such as '-x NCCL_DEBUG=INFO'"
+        )
+    try:
+        tokens = shlex.split(value)
+    except ValueError as exc:
+        raise ValueError(f"cannot split {value!r} into mpirun flags: {exc}") from exc
+    bad = [token for token in tokens if not _MPI_TOKEN.match(token)]
+    if bad or tokens != value.split():
+        shown = bad[0] if bad else value
+        raise ValueError(
+            f"{shown!r} is not a plain mpirun flag; use flags such as "
+            "'-x NCCL_DEBUG=INFO --mca btl_tcp_if_include eth0' without quotes or shell "
+            "characters (; & | $ ` < > ( ) { } * ? ! ~ \\ quotes)"
+        )
+    if not tokens[0].startswith("-"):
+        raise ValueError(f"custom MPI options must start with a flag such as '-x', got {value!r}")
+    return value
+
+
+def mpi_options_field() -> Any:
+    return Field("", description="extra mpirun flags, e.g. '-x NCCL_DEBUG=INFO'")
+
+
+class MPIOptionsMixin(StrictModel):
+    custom_mpi_options: str = mpi_options_field()
+
+    def mpi_distribution(self, cluster: Cluster) -> dict[str, Any]:
+        """The ``mpi`` part of the distribution: mpirun's processes per host and flags."""
+        return {
+            "enabled": True,
+            "processes_per_host": self.resolve_processes_per_host(cluster),  # type: ignore[attr-defined]
+            "custom_mpi_options": self.custom_mpi_options,
+        }
+
+    @field_validator("custom_mpi_options")
+    @classmethod
+    def _plain_mpi_flags(cls, value: str) -> str:
+        return check_custom_mpi_options(value)
