@@ -89,8 +89,22 @@ def dry_run(
     job_name: str | None = None,
     **_ignored: Any,
 ) -> DryRun:
-    """The request ``launch`` would send, with no AWS call and no credentials needed."""
-    return _line().dry_run(plan, bucket=bucket, role=role, region=region, job_name=job_name)
+    """The request ``launch`` would send, with no AWS call and no credentials needed: the plan
+    bound as ``launch`` binds it, rendered by the installed SDK line."""
+    from smdist.backends.job_names import unique_job_name
+    from smdist.backends.sagemaker.account import resolve_role
+    from smdist.backends.sagemaker.dry_run import prepare_dry_run
+
+    line = _line()
+    shown = prepare_dry_run(plan, bucket=bucket, region=region)
+    submission = plan.bind(
+        job_name=job_name or unique_job_name(plan.spec.name),
+        region=shown.region,
+        bucket=shown.bucket,
+        role=resolve_role(plan, role) or "<role>",
+        code_uri=shown.code_uri,
+    )
+    return shown.result(line.dry_run_request(submission), line.caller(plan))
 
 
 def attach_job(

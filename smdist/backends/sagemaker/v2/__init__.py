@@ -10,12 +10,12 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from smdist.backends.job_names import send_under_fresh_names, unique_job_name
+from smdist.backends.job_names import send_under_fresh_names
 from smdist.backends.sagemaker import request as request_
 from smdist.backends.sagemaker import sdk as sdk
-from smdist.backends.sagemaker.account import require_role, resolve_role
+from smdist.backends.sagemaker.account import require_role
 from smdist.backends.sagemaker.buckets import require_bucket
-from smdist.backends.sagemaker.dry_run import BUCKET_VARIABLE, DryRun, prepare_dry_run
+from smdist.backends.sagemaker.dry_run import BUCKET_VARIABLE
 from smdist.backends.sagemaker.job import DEFAULT_POLL_SECONDS, SageMakerJob
 from smdist.backends.sagemaker.upload import upload_source
 from smdist.packaging import bundle as packaging
@@ -110,24 +110,11 @@ def launch(
     )
 
 
-def dry_run(
-    plan: Plan,
-    *,
-    bucket: str | None = None,
-    role: str | None = None,
-    region: str | None = None,
-    job_name: str | None = None,
-    **_ignored: Any,
-) -> DryRun:
-    """The request ``launch`` would send, with no AWS call and no credentials needed."""
-    shown = prepare_dry_run(plan, bucket=bucket, region=region)
-    submission = plan.bind(
-        job_name=job_name or unique_job_name(plan.spec.name),
-        region=shown.region,
-        bucket=shown.bucket,
-        role=resolve_role(plan, role) or "<role>",
-        code_uri=shown.code_uri,
-    )
-    image = request_.training_image(plan, shown.region)
-    request = request_.create_training_job_request(submission, image=image)
-    return shown.result(request, plan.estimator)
+def dry_run_request(submission: Submission) -> dict[str, Any]:
+    """The CreateTrainingJob request the estimator sends for ``submission``."""
+    image = request_.training_image(submission.plan, submission.region)
+    return request_.create_training_job_request(submission, image=image)
+
+
+def caller(plan: Plan) -> str:
+    return plan.estimator

@@ -17,11 +17,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from smdist.backends.job_names import send_under_fresh_names, unique_job_name
+from smdist.backends.job_names import send_under_fresh_names
 from smdist.backends.sagemaker import request as request_
-from smdist.backends.sagemaker.account import require_role, resolve_role
+from smdist.backends.sagemaker.account import require_role
 from smdist.backends.sagemaker.buckets import require_bucket
-from smdist.backends.sagemaker.dry_run import BUCKET_VARIABLE, DryRun, prepare_dry_run
+from smdist.backends.sagemaker.dry_run import BUCKET_VARIABLE
 from smdist.backends.sagemaker.job import DEFAULT_POLL_SECONDS, SageMakerJob
 from smdist.backends.sagemaker.upload import upload_source
 from smdist.backends.sagemaker.v3 import request as v3_request
@@ -140,23 +140,11 @@ def launch(
     )
 
 
-def dry_run(
-    plan: Plan,
-    *,
-    bucket: str | None = None,
-    role: str | None = None,
-    region: str | None = None,
-    job_name: str | None = None,
-) -> DryRun:
-    """The request ``launch`` would send: no AWS call, no upload, no credentials needed."""
-    shown = prepare_dry_run(plan, bucket=bucket, region=region)
-    submission = plan.bind(
-        job_name=job_name or unique_job_name(plan.spec.name),
-        region=shown.region,
-        bucket=shown.bucket,
-        role=resolve_role(plan, role) or "<role>",
-        code_uri=shown.code_uri,
-    )
-    digest = v3_request.drivers_digest(plan, v3.sdk_version() or "", shown.code_uri)
-    request = render(submission, drivers=v3_request.drivers_uri(shown.bucket, digest))
-    return shown.result(request, ESTIMATOR)
+def dry_run_request(submission: Submission) -> dict[str, Any]:
+    """The request ``launch`` sends for ``submission``, its drivers where they would be."""
+    digest = v3_request.drivers_digest(submission.plan, v3.sdk_version() or "", submission.code_uri)
+    return render(submission, drivers=v3_request.drivers_uri(submission.bucket or "", digest))
+
+
+def caller(plan: Plan) -> str:
+    return ESTIMATOR
