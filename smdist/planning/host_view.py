@@ -4,14 +4,13 @@ For every host (``algo-1`` .. ``algo-N``) it shows the host's ``resourceconfig.j
 environment the container gives the script (the toolkit's ``SM_*`` variables, what SageMaker
 and the framework container set besides them, the job's own environment), the command the
 strategy's launcher starts there (none on the hosts that wait for the first host's mpirun),
-``TF_CONFIG`` under MultiWorkerMirroredStrategy, and the script's own arguments: exactly the
+``TF_CONFIG`` under the TensorFlow strategies, and the script's own arguments: exactly the
 job's hyperparameters as ``--name value``, as the toolkit renders them.
 
 Everything comes from the container contract's pure functions
 (``smdist.contract.environment``), the ones the local backend writes its emulated hosts
 with, applied to the plan with SageMaker's paths (``/opt/ml``) and network interface. Values
 the submission fills in (job name, bucket, region) keep the plan's placeholders.
-
 A large cluster is shown compactly: the first hosts and the last, and a count of the ones in
 between (which differ from the ones shown only in their names and ranks).
 """
