@@ -7,24 +7,15 @@ Submission as the CreateTrainingJob request the estimator sends (``request``), w
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from smdist.backends.job_names import send_under_fresh_names
 from smdist.backends.sagemaker import request as request_
 from smdist.backends.sagemaker import sdk as sdk
-from smdist.backends.sagemaker.account import require_role
-from smdist.backends.sagemaker.buckets import require_bucket
-from smdist.backends.sagemaker.dry_run import BUCKET_VARIABLE
 from smdist.backends.sagemaker.job import DEFAULT_POLL_SECONDS, SageMakerJob
-from smdist.backends.sagemaker.upload import upload_source
-from smdist.packaging import bundle as packaging
+from smdist.backends.sagemaker.staging import stage
 from smdist.planning.plan import Plan
 from smdist.planning.submission import Submission
-
-
-def _output_kms_key(plan: Plan) -> str | None:
-    return plan.estimator_kwargs.get("output_kms_key")
 
 
 def estimator_kwargs(submission: Submission) -> dict[str, Any]:
@@ -67,18 +58,15 @@ def launch(
     poll_seconds: float = DEFAULT_POLL_SECONDS,
 ) -> SageMakerJob:
     """Upload the code if it is new, create the training job, return it (not waiting)."""
-    spec = plan.spec
-    request_.check_cloud_spec(spec)
-    entries = packaging.bundle(plan)  # bad source_dir / entry point fails before any AWS call
-    boto = sdk.boto_session(region or spec.region, boto_session)
-    job_role = require_role(plan, role)
-    named = bucket or os.environ.get(BUCKET_VARIABLE)
-    if named:
-        require_bucket(boto, named, "--bucket" if bucket else BUCKET_VARIABLE)
-    session = sdk.sagemaker_session(boto, named)
-    with sdk.contained():
-        job_bucket = named or session.default_bucket()  # only the SDK's default is created
-    upload = upload_source(boto, job_bucket, entries, _output_kms_key(plan))
+    staged = stage(
+        plan,
+        bucket=bucket,
+        role=role,
+        region=region,
+        boto_session=boto_session,
+        default_bucket=_default_bucket,
+    )
+    session = sdk.sagemaker_session(staged.boto, staged.bucket)
     estimator_class = sdk.estimator_class(plan.estimator)
 
     def send(submission: Submission) -> None:
@@ -88,26 +76,21 @@ def launch(
                 training_inputs(plan), job_name=submission.job_name, wait=False, logs=False
             )
 
-    submission = send_under_fresh_names(
-        spec.name,
-        lambda name: plan.bind(
-            job_name=name,
-            region=boto.region_name,
-            bucket=job_bucket,
-            role=job_role,
-            code_uri=upload.uri,
-        ),
-        send,
-    )
+    submission = send_under_fresh_names(plan.spec.name, staged.bind, send)
     return SageMakerJob(
         submission.job_name,
-        boto,
+        staged.boto,
         plan=plan,
         submission=submission,
         poll_seconds=poll_seconds,
-        source_uri=upload.uri,
-        uploaded_bytes=upload.uploaded_bytes,
+        source_uri=staged.upload.uri,
+        uploaded_bytes=staged.upload.uploaded_bytes,
     )
+
+
+def _default_bucket(boto: Any) -> str:
+    with sdk.contained():
+        return sdk.sagemaker_session(boto).default_bucket()
 
 
 def dry_run_request(submission: Submission) -> dict[str, Any]:

@@ -12,21 +12,16 @@ the second. The request goes out with boto3's CreateTrainingJob, the call v3 its
 
 from __future__ import annotations
 
-import os
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from smdist.backends.job_names import send_under_fresh_names
 from smdist.backends.sagemaker import request as request_
-from smdist.backends.sagemaker.account import require_role
-from smdist.backends.sagemaker.buckets import require_bucket
-from smdist.backends.sagemaker.dry_run import BUCKET_VARIABLE
 from smdist.backends.sagemaker.job import DEFAULT_POLL_SECONDS, SageMakerJob
-from smdist.backends.sagemaker.upload import upload_source
+from smdist.backends.sagemaker.staging import stage
 from smdist.backends.sagemaker.v3 import request as v3_request
 from smdist.backends.sagemaker.v3 import trainer as v3
-from smdist.packaging import bundle as packaging
 from smdist.planning.plan import Plan
 from smdist.planning.submission import Submission
 from smdist.runtime.metrics import metric_definitions
@@ -99,37 +94,29 @@ def launch(
     poll_seconds: float = DEFAULT_POLL_SECONDS,
 ) -> SageMakerJob:
     """Upload what is new, create the training job, return it (not waiting)."""
-    from smdist.backends.sagemaker import sdk as sdk
-
-    spec = plan.spec
-    request_.check_cloud_spec(spec)
+    request_.check_cloud_spec(plan.spec)
     v3_request.hyperparameters(plan)  # a value v3's container cannot carry fails here, first
-    entries = packaging.bundle(plan)  # bad source_dir / entry point fails before any AWS call
-    boto = sdk.boto_session(region or spec.region, boto_session)
-    job_role = require_role(plan, role)
-    job_bucket = bucket or os.environ.get(BUCKET_VARIABLE)
-    if job_bucket:
-        require_bucket(boto, job_bucket, "--bucket" if bucket else BUCKET_VARIABLE)
-    else:  # only the SDK's default bucket is ever created
-        job_bucket = v3.sagemaker_session(boto, "").default_bucket()
-    kms = plan.estimator_kwargs.get("output_kms_key")
-    upload = upload_source(boto, job_bucket, entries, kms)
-    drivers, driver_bytes = upload_drivers(boto, plan, job_bucket, upload.uri, kms, upload.files)
-    client = boto.client("sagemaker")
+    staged = stage(
+        plan,
+        bucket=bucket,
+        role=role,
+        region=region,
+        boto_session=boto_session,
+        default_bucket=lambda boto: v3.sagemaker_session(boto, "").default_bucket(),
+    )
+    upload = staged.upload
+    drivers, driver_bytes = upload_drivers(
+        staged.boto, plan, staged.bucket, upload.uri, staged.kms_key, upload.files
+    )
+    client = staged.boto.client("sagemaker")
     submission = send_under_fresh_names(
-        spec.name,
-        lambda name: plan.bind(
-            job_name=name,
-            region=boto.region_name,
-            bucket=job_bucket,
-            role=job_role,
-            code_uri=upload.uri,
-        ),
+        plan.spec.name,
+        staged.bind,
         lambda bound: client.create_training_job(**render(bound, drivers=drivers)),
     )
     return SageMakerJob(
         submission.job_name,
-        boto,
+        staged.boto,
         plan=plan,
         submission=submission,
         poll_seconds=poll_seconds,
