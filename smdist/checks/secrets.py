@@ -26,6 +26,7 @@ over the raw bytes), and with ``VerdictCache`` a re-pack's whole manifest took 0
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -122,6 +123,7 @@ def _glob(part: str) -> str:
     return "[^/]*".join(re.escape(bit) for bit in part.split("*"))
 
 
+@functools.cache  # compiled on first use: planning a job imports this module but matches no path
 def _name_regex(patterns: tuple[str, ...]) -> re.Pattern[str]:
     """One regular expression for the whole list, tried only where a path component starts.
 
@@ -137,16 +139,13 @@ def _name_regex(patterns: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(f"(?:^|/)(?:{'|'.join(branches)})")
 
 
-_NAMES = _name_regex(SECRET_NAMES)
-
-
 def secret_name(relative: str, is_dir: bool = False) -> str | None:
     """A ``SECRET_NAMES`` pattern that ``relative`` (a POSIX path) matches, or None.
 
     Case-insensitive (``ID_RSA``, ``Credentials.json``); a directory pattern such as ``.ssh/``
     matches the directory (``is_dir``) and everything below it.
     """
-    match = _NAMES.search(relative.lower() + ("/" if is_dir else ""))
+    match = _name_regex(SECRET_NAMES).search(relative.lower() + ("/" if is_dir else ""))
     return SECRET_NAMES[int(match.lastgroup[1:])] if match and match.lastgroup else None
 
 

@@ -43,6 +43,7 @@ from .mpi import (
 )
 from .program import (
     TORCHRUN_PORT,
+    parameter_server_host_command,
     program_command,
     torchrun_command,
 )
@@ -54,6 +55,17 @@ class HostCommand:
 
     argv: list[str] | None
     role: str
+
+
+@dataclass(frozen=True)
+class Rendezvous:
+    """How torchrun is started and where its hosts meet: the toolkit's defaults, or an
+    emulation's (``python -m torch.distributed.run``, a free port, a rendezvous even on one
+    host so that jobs side by side do not collide)."""
+
+    torchrun: tuple[str, ...] = ("torchrun",)
+    port: int = TORCHRUN_PORT
+    always: bool = False
 
 
 @dataclass(frozen=True)
@@ -73,16 +85,22 @@ def host_command(
     *,
     exported_names: Sequence[str] = (),
     environ: Mapping[str, str] = {},  # noqa: B006 - read only
+    torchrun: Rendezvous | None = None,
 ) -> HostCommand:
-    """What host ``index`` starts under the launch (the strategy's contract)."""
+    """What host ``index`` starts under the launch (the strategy's contract); ``torchrun``:
+    where the caller's torchrun meets, when not the toolkit's ``torchrun`` on port 7777."""
     per_host = launch.processes_per_host
-    if launch.launcher is Launcher.PARAMETER_SERVER:  # the server lives in the toolkit process
-        argv = program_command(image, program, arguments.own)
+    if launch.launcher is Launcher.PARAMETER_SERVER:
+        argv = parameter_server_host_command(image, program, arguments.own)
         return HostCommand(argv, "starts its parameter server (ps task), then runs the program")
     if launch.launcher.one_program_per_host:
         return HostCommand(program_command(image, program, arguments.own), "runs the program")
     if launch.launcher is Launcher.TORCHRUN:
-        argv = torchrun_command(launch, index, program, arguments.own)
+        meet = torchrun or Rendezvous()
+        argv = torchrun_command(
+            launch, index, program, arguments.own,
+            torchrun=meet.torchrun, port=meet.port, always_rendezvous=meet.always,
+        )  # fmt: skip
         return HostCommand(argv, f"runs torchrun: {per_host} process(es) on this host")
     if index:
         return HostCommand(
@@ -117,6 +135,7 @@ __all__ = [
     "Launch",
     "Launcher",
     "MpiCommand",
+    "Rendezvous",
     "host_command",
     "host_list",
     "interface_flags",

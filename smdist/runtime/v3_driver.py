@@ -39,7 +39,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..contract.commands import Image, Launch, Launcher, mpi_command, program_command
+from ..contract.commands import (
+    HostArguments,
+    Image,
+    Launch,
+    Launcher,
+    host_command,
+)
 from ..contract.environment import (
     FRAMEWORK_MODULES,
     HostConfig,
@@ -49,7 +55,6 @@ from ..contract.environment import (
 )
 from ..contract.hostname_shim import build_dlc_shim, preload, toolkit_shim
 from ..contract.image_prerequisites import absent_optional, missing_prerequisites
-from ..contract.parameter_server_host import run_host
 from .tf_config import DEFAULT_PORT, build_tf_config
 
 DRIVER_CONFIG = "/opt/ml/input/data/sm_drivers/distributed.json"
@@ -249,27 +254,24 @@ def main() -> int:
     image = image_here(env, apply_hostname_fix(env, current))
     if launch.launcher is Launcher.TF_CONFIG:
         env["TF_CONFIG"] = json.dumps(build_tf_config(hosts, current, DEFAULT_PORT))
-    if launch.launcher is Launcher.PARAMETER_SERVER:  # the TF toolkit's steps, on this host
-        return run_host(program_command(image, program, arguments), env)
-    if launch.launcher.one_program_per_host:
-        return run(program_command(image, program, arguments), env)
-    if not launch.launcher.uses_mpi:
-        print(f"smdist driver: launcher {launch.launcher.value!r} is not this driver's", flush=True)
-        return 2
+    own = host_command(
+        launch, hosts.index(current), image, program, HostArguments(arguments, arguments),
+        exported_names=sorted(name for name in env if name.startswith("SM_")), environ=env,
+    )  # fmt: skip
+    if not launch.launcher.uses_mpi:  # one process per host: the program, torchrun, PS host
+        return run(own.argv or [], env)
     output_dir = Path(env.get("SM_OUTPUT_DIR") or base / "output")
     if check_image(launch.launcher.value, hosts, current, env, output_dir):
         return 1
     sshd = start_sshd()
     try:
-        if current != hosts[0]:
+        if own.argv is None:  # mpirun on the first host starts this host's ranks
             return wait_for_mpi_daemon()
         missing = wait_for_ports(hosts[1:], SSH_PORT, HOST_WAIT_SECONDS)
         if missing:
             print(f"smdist driver: ssh never answered on {', '.join(missing)}", flush=True)
             return 1
-        names = sorted(name for name in env if name.startswith("SM_"))
-        command = mpi_command(launch, image, program, arguments, exported_names=names, environ=env)
-        return run(command.argv(), env)
+        return run(own.argv, env)
     finally:
         if sshd is not None:
             sshd.terminate()

@@ -51,13 +51,12 @@ from smdist.backends.local.mpirun import (
 from smdist.backends.local.network import free_ports
 from smdist.backends.local.setup import job_region
 from smdist.contract.commands import (
+    HostArguments,
     Image,
     Launch,
-    Launcher,
-    program_command,
-    torchrun_command,
+    Rendezvous,
+    host_command,
 )
-from smdist.contract.program import parameter_server_host_command
 
 if TYPE_CHECKING:
     from smdist.backends.local.network import HostNames
@@ -166,10 +165,13 @@ def build_commands(
     if launch.launcher.uses_mpi:
         mpirun = _mpirun_host_command(launch, layout, hosts, environments, image, bin_dir, program)
         return [mpirun]
+    # A free port, and a rendezvous even on one host: jobs run side by side on this machine.
+    meet = Rendezvous((python, "-m", "torch.distributed.run"), master_port, always=True)
     commands = []
     for host, env in zip(hosts, environments, strict=True):
-        arguments = _script_arguments(env)
-        argv = _host_argv(launch, image, host, program, arguments, python, master_port)
+        arguments = HostArguments(_script_arguments(env))
+        argv = host_command(launch, host.index, image, program, arguments, torchrun=meet).argv
+        assert argv is not None  # only an MPI launcher leaves a host without its own command
         commands.append(HostCommand(host, argv, env, host.code))
     return commands
 
@@ -200,28 +202,6 @@ def _mpirun_host_command(
         host_gpus=layout.host_gpus,
     )
     return HostCommand(hosts[0], argv, main_env, hosts[0].code, MPI_TAGS, rank_hosts)
-
-
-def _host_argv(
-    launch: Launch,
-    image: Image,
-    host: EmulatedHost,
-    program: str,
-    arguments: list[str],
-    python: str,
-    master_port: int,
-) -> list[str]:
-    """One host's own process: torchrun, the TF toolkit's parameter-server host, or the
-    program itself."""
-    if launch.launcher is Launcher.TORCHRUN:
-        return torchrun_command(
-            launch, host.index, program, arguments,
-            torchrun=(python, "-m", "torch.distributed.run"), port=master_port,
-            always_rendezvous=True,  # a free port, even for one host: jobs run side by side
-        )  # fmt: skip
-    if launch.launcher is Launcher.PARAMETER_SERVER:  # the TF toolkit's steps
-        return parameter_server_host_command(image, program, arguments)
-    return program_command(image, program, arguments)
 
 
 __all__ = [
