@@ -22,10 +22,12 @@ from typing import Any
 
 SERVICE = "sagemaker"
 OPERATION = "CreateTrainingJob"
+TUNING = "CreateHyperParameterTuningJob"
 OUTPUT = Path(__file__).with_name("sagemaker_api.json")
 
-# smdist's name for each fact -> where CreateTrainingJob's input states it. ``[]`` steps into a
-# list's member, ``.key`` / ``.value`` into a map's key or value shape.
+# smdist's name for each fact -> where CreateTrainingJob's input states it (``Operation:path``:
+# another operation's). ``[]`` steps into a list's member, ``.key`` / ``.value`` into a map's key
+# or value shape.
 FIELDS = {
     "job_name": "TrainingJobName",
     "role_arn": "RoleArn",
@@ -56,6 +58,36 @@ FIELDS = {
     "tags": "Tags",
     "tag_key": "Tags[].Key",
     "tag_value": "Tags[].Value",
+    # hyperparameter tuning: CreateHyperParameterTuningJob's own limits
+    "tuning_job_name": f"{TUNING}:HyperParameterTuningJobName",
+    "tuning_strategy": f"{TUNING}:HyperParameterTuningJobConfig.Strategy",
+    "tuning_objective_metric": f"{TUNING}:HyperParameterTuningJobConfig"
+    ".HyperParameterTuningJobObjective.MetricName",
+    "tuning_max_jobs": f"{TUNING}:HyperParameterTuningJobConfig.ResourceLimits"
+    ".MaxNumberOfTrainingJobs",
+    "tuning_max_parallel_jobs": f"{TUNING}:HyperParameterTuningJobConfig.ResourceLimits"
+    ".MaxParallelTrainingJobs",
+    "tuning_max_runtime": f"{TUNING}:HyperParameterTuningJobConfig.ResourceLimits"
+    ".MaxRuntimeInSeconds",
+    "tuning_ranges": f"{TUNING}:HyperParameterTuningJobConfig.ParameterRanges"
+    ".ContinuousParameterRanges",
+    "tuning_range_value": f"{TUNING}:HyperParameterTuningJobConfig.ParameterRanges"
+    ".ContinuousParameterRanges[].MinValue",
+    "tuning_categorical_values": f"{TUNING}:HyperParameterTuningJobConfig.ParameterRanges"
+    ".CategoricalParameterRanges[].Values",
+    "tuning_scaling": f"{TUNING}:HyperParameterTuningJobConfig.ParameterRanges"
+    ".ContinuousParameterRanges[].ScalingType",
+    "tuning_hyperband_resource": f"{TUNING}:HyperParameterTuningJobConfig.StrategyConfig"
+    ".HyperbandStrategyConfig.MinResource",
+    "tuning_environment": f"{TUNING}:TrainingJobDefinition.Environment",
+    "tuning_metric_definitions": f"{TUNING}:TrainingJobDefinition.AlgorithmSpecification"
+    ".MetricDefinitions",
+    "metric_name": f"{TUNING}:TrainingJobDefinition.AlgorithmSpecification"
+    ".MetricDefinitions[].Name",
+    "metric_regex": f"{TUNING}:TrainingJobDefinition.AlgorithmSpecification"
+    ".MetricDefinitions[].Regex",
+    "tuning_warm_start_parents": f"{TUNING}:WarmStartConfig.ParentHyperParameterTuningJobs",
+    "tuning_warm_start_type": f"{TUNING}:WarmStartConfig.WarmStartType",
 }
 
 # Some ceilings are stated only in the member's documentation, e.g. MaxRuntimeInSeconds:
@@ -80,8 +112,8 @@ def _resolve(input_shape: Any, path: str) -> tuple[Any, str]:
     return shape, documentation
 
 
-def _describe(shape: Any, path: str, documentation: str) -> dict[str, Any]:
-    entry: dict[str, Any] = {"member": f"{OPERATION}.{path}", "shape": shape.name}
+def _describe(shape: Any, member: str, documentation: str) -> dict[str, Any]:
+    entry: dict[str, Any] = {"member": member, "shape": shape.name}
     entry["type"] = shape.type_name
     for key in ("min", "max", "pattern"):
         if key in shape.metadata:
@@ -103,11 +135,13 @@ def build_snapshot(date: str) -> dict[str, Any]:
 
     session = botocore.session.get_session()
     model = session.get_service_model(SERVICE)
-    input_shape = model.operation_model(OPERATION).input_shape
     fields: dict[str, Any] = {}
-    for name, path in FIELDS.items():
+    for name, where in FIELDS.items():
+        operation, _, path = where.rpartition(":")
+        operation = operation or OPERATION
+        input_shape = model.operation_model(operation).input_shape
         shape, documentation = _resolve(input_shape, path)
-        fields[name] = _describe(shape, path, documentation)
+        fields[name] = _describe(shape, f"{operation}.{path}", documentation)
     regions = {
         partition: sorted(session.get_available_regions(SERVICE, partition_name=partition))
         for partition in session.get_available_partitions()
@@ -116,8 +150,8 @@ def build_snapshot(date: str) -> dict[str, Any]:
         "snapshot_date": date,
         "source": (
             f"botocore {botocore.__version__}: the {SERVICE} service model "
-            f"(API version {model.api_version}), {OPERATION} input shapes; Regions from "
-            "botocore's endpoint data (Session.get_available_regions per partition)"
+            f"(API version {model.api_version}), {OPERATION} and {TUNING} input shapes; Regions "
+            "from botocore's endpoint data (Session.get_available_regions per partition)"
         ),
         "botocore_version": botocore.__version__,
         "api_version": model.api_version,

@@ -25,6 +25,7 @@ from smdist.checks.hyperparameters import RESERVED_PREFIXES as RESERVED_PREFIXES
 from smdist.checks.hyperparameters import SDK_HYPERPARAMETER_COUNT as SDK_HYPERPARAMETER_COUNT
 from smdist.checks.hyperparameters import added_hyperparameters as added_hyperparameters
 from smdist.checks.hyperparameters import check_hyperparameters, effective_framework
+from smdist.checks.tuning import check_metric_definitions, check_tuning
 from smdist.checks.v3_names import unexportable_name_problems
 from smdist.checks.values import nul_problems
 from smdist.errors import Problem, SpecError
@@ -49,6 +50,9 @@ def check_spec(spec: JobSpec, toolkit: dict[str, Any] | None = None) -> list[Pro
     problems += _check_spot_and_pools(spec)
     problems += check_api_limits(spec)
     problems += _check_v3_names(spec)
+    problems += check_metric_definitions(spec)
+    static = len(spec.hyperparameters) + len(added_hyperparameters(spec, toolkit))
+    problems += check_tuning(spec, static + SDK_HYPERPARAMETER_COUNT)
     return problems
 
 

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 from smdist import catalog
 from smdist.catalog import wire
 from smdist.checks.reading import as_job_spec
+from smdist.checks.tuning import metric_definitions
 from smdist.checks.validation import check_or_raise, effective_framework
 from smdist.contract.commands import Launch
 from smdist.errors import Problem
 from smdist.planning.submission import tf_model_dir, wire_values
-from smdist.runtime.metrics import metric_definitions
 from smdist.spec.job import JobSpec
 from smdist.spec.topology import Topology
 
@@ -96,6 +96,11 @@ class Plan:
                 model_dir=model_dir,
             )
         )
+
+    @property
+    def metric_definitions(self) -> list[dict[str, str]]:
+        """What SageMaker reads from the log: the ready scripts' ``train:*`` and the user's."""
+        return metric_definitions(self.spec)
 
     @property
     def estimator_kwargs(self) -> dict[str, Any]:
@@ -210,7 +215,7 @@ def _estimator_kwargs(plan: Plan) -> dict[str, Any]:
         "distribution": plan.distribution or None,
         "max_run": spec.max_run,
         "base_job_name": spec.name,
-        "metric_definitions": metric_definitions(),
+        "metric_definitions": plan.metric_definitions,
         "environment": dict(plan.environment) or None,
     }
     if code.image_uri:

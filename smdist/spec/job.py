@@ -18,6 +18,7 @@ from smdist.catalog import api
 from smdist.errors import Problem, SpecError, suggest
 from smdist.spec.base import StrictModel
 from smdist.spec.cluster import Cluster
+from smdist.spec.tuning import MetricDefinition, Tuning
 from smdist.strategies import AnyStrategy, validation_problems
 
 # Patterns and limits the CreateTrainingJob API states come from botocore's service model (the
@@ -199,6 +200,10 @@ class JobSpec(StrictModel, metaclass=_SpecErrors):
     environment: dict[str, str] = Field(default_factory=dict)
     role: str | None = Field(None, description="IAM role ARN the job runs as")
     region: str | None = None
+    metric_definitions: list[MetricDefinition] = Field(
+        default_factory=list, description="your script's metrics: name + regex over its log"
+    )
+    tuning: Tuning | None = Field(None, description="a hyperparameter search (smdist tune)")
 
     @field_validator("name")
     @classmethod

@@ -24,7 +24,6 @@ from smdist.backends.sagemaker.v3 import request as v3_request
 from smdist.backends.sagemaker.v3 import trainer as v3
 from smdist.planning.plan import Plan
 from smdist.planning.submission import Submission
-from smdist.runtime.metrics import metric_definitions
 
 ESTIMATOR = "ModelTrainer (SageMaker Python SDK v3)"
 _LAST_DRIVER_FILE = "sm_train.sh"  # uploaded last: its presence means the prefix is complete
@@ -80,7 +79,7 @@ def render(submission: Submission, *, drivers: str) -> dict[str, Any]:
         submission,
         image=v3.training_image(submission.plan, submission.region),
         drivers=drivers,
-        metric_definitions=metric_definitions(),
+        metric_definitions=submission.plan.metric_definitions,
     )
 
 

@@ -41,7 +41,6 @@ from smdist.errors import Problem, SpecError
 from smdist.packaging import bundle as packaging
 from smdist.planning.plan import Plan
 from smdist.planning.submission import Submission
-from smdist.runtime.metrics import metric_definitions
 
 
 # ---- distributed= --------------------------------------------------------------------------
@@ -173,9 +172,10 @@ def _configured_trainer(
         for directory in keep:
             shutil.rmtree(directory, ignore_errors=True)
         raise
-    # The metric lines smdist's runtime prints (the same definitions the SDK v2 path sends).
+    # The ready scripts' metric lines and the user's (the definitions the SDK v2 path sends).
+    definitions = submission.plan.metric_definitions
     trainer.with_metric_definitions(
-        [MetricDefinition(name=m["Name"], regex=m["Regex"]) for m in metric_definitions()]
+        [MetricDefinition(name=m["Name"], regex=m["Regex"]) for m in definitions]
     )
     for directory in keep:  # the staged code lives as long as the trainer that uploads it
         weakref.finalize(trainer, shutil.rmtree, directory, ignore_errors=True)

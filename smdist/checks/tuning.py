@@ -1,0 +1,255 @@
+"""Checks of a job's ``tuning:`` section and metric definitions, against the tuning API's limits.
+
+Run with the job's other checks, before any call: a tuning job the API would refuse after the
+code was uploaded, or one that would launch trials that cannot be compared, is refused here with
+the field that is wrong. The limits come from botocore's model (``sagemaker_api.json``); the
+rules the model cannot state (Grid takes only categorical ranges, logarithmic scaling needs a
+positive minimum, at most 30 ranges in all) from the API reference.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from smdist.catalog import api
+from smdist.checks.environment_variables import added_environment
+from smdist.checks.hyperparameters import RESERVED_NAMES, RESERVED_PREFIXES
+from smdist.errors import Problem
+from smdist.runtime.metrics import metric_definitions as standard_metric_definitions
+from smdist.spec.job import HYPERPARAMETER_NAME, JobSpec
+from smdist.spec.tuning import CategoricalRange, ContinuousRange, IntegerRange, Tuning
+
+# "the sum of the number of hyperparameters for all the ranges can't exceed" the list maximum
+MAX_RANGES = api.field("tuning_ranges").limit
+MAX_HYPERPARAMETERS = 100  # static + tuned, stated in the tuning guide
+# SDK v2's name_from_base(short=True): a 13-character timestamp after a hyphen
+TUNING_NAME_SUFFIX = 14
+
+
+def metric_definitions(spec: JobSpec) -> list[dict[str, str]]:
+    """The job's metric definitions as the API takes them: the ready scripts' ``train:*``
+    metrics, then the user's (a user definition of the same name replaces the standard one)."""
+    own = [definition.as_api() for definition in spec.metric_definitions]
+    names = {definition["Name"] for definition in own}
+    return [d for d in standard_metric_definitions() if d["Name"] not in names] + own
+
+
+def tuning_name_prefix(spec: JobSpec) -> str:
+    """The tuning job's name before the timestamp smdist appends."""
+    limit = api.field("tuning_job_name").limit - TUNING_NAME_SUFFIX
+    if spec.tuning is not None and spec.tuning.name:
+        return spec.tuning.name
+    return spec.name[:limit].rstrip("-")
+
+
+def check_metric_definitions(spec: JobSpec) -> list[Problem]:
+    problems = []
+    seen: set[str] = set()
+    for index, definition in enumerate(spec.metric_definitions):
+        if definition.name in seen:
+            problems.append(
+                Problem(f"metric_definitions[{index}].name", "is defined twice", definition.name)
+            )
+        seen.add(definition.name)
+    limit = api.field("tuning_metric_definitions").limit
+    count = len(metric_definitions(spec))
+    if count > limit:
+        problems.append(
+            Problem(
+                "metric_definitions",
+                f"{count} metric definitions with the ready scripts' own; SageMaker accepts at "
+                f"most {limit}",
+                valid=f"at most {limit - count + len(spec.metric_definitions)} of your own",
+            )
+        )
+    return problems
+
+
+def check_tuning(spec: JobSpec, static_hyperparameters: int) -> list[Problem]:
+    """Every problem of ``spec.tuning``; ``static_hyperparameters``: how many fixed values each
+    trial sends (the user's and the launch's)."""
+    tuning = spec.tuning
+    if tuning is None:
+        return []
+    problems = _objective_problems(spec, tuning)
+    problems += _name_problems(spec, tuning)
+    for name, parameter in tuning.parameters.items():
+        problems += _parameter_problems(spec, name, parameter)
+    problems += _strategy_problems(tuning)
+    problems += _count_problems(spec, tuning, static_hyperparameters)
+    return problems
+
+
+def _objective_problems(spec: JobSpec, tuning: Tuning) -> list[Problem]:
+    names = [definition["Name"] for definition in metric_definitions(spec)]
+    if tuning.objective.metric in names:
+        return []
+    return [
+        Problem(
+            "tuning.objective.metric",
+            "is not produced by any metric definition, so no trial would report it",
+            tuning.objective.metric,
+            ", ".join(names) + " (or add it under metric_definitions)",
+        )
+    ]
+
+
+def _name_problems(spec: JobSpec, tuning: Tuning) -> list[Problem]:
+    field = api.field("tuning_job_name")
+    limit = field.limit - TUNING_NAME_SUFFIX
+    if tuning.name is None or (len(tuning.name) <= limit and field.matches(tuning.name)):
+        return []
+    return [
+        Problem(
+            "tuning.name",
+            "is not a usable tuning job name prefix (smdist appends a 14-character timestamp)",
+            tuning.name,
+            f"1-{limit} letters, digits and hyphens, starting and ending with a letter or digit",
+        )
+    ]
+
+
+def _parameter_problems(spec: JobSpec, name: str, parameter: Any) -> list[Problem]:
+    path = f"tuning.parameters.{name}"
+    problems = []
+    if not HYPERPARAMETER_NAME.match(name):
+        problems.append(
+            Problem(path, "is not a usable hyperparameter name", name, "letters, digits, _ . -")
+        )
+    if name.startswith(RESERVED_PREFIXES) or name in RESERVED_NAMES:
+        problems.append(Problem(path, "is reserved: SageMaker sets it", name))
+    if name in spec.hyperparameters:
+        problems.append(
+            Problem(
+                path,
+                "is also set under hyperparameters: a tuned value would replace it in every trial",
+                name,
+                f"remove hyperparameters.{name}, or do not tune it",
+            )
+        )
+    if isinstance(parameter, ContinuousRange | IntegerRange):
+        problems += _bound_problems(path, parameter)
+    elif isinstance(parameter, CategoricalRange):
+        problems += _categorical_problems(path, parameter)
+    return problems
+
+
+def _bound_problems(path: str, parameter: ContinuousRange | IntegerRange) -> list[Problem]:
+    low, high = parameter.min, parameter.max
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return [Problem(f"{path}.min", "and max must be finite numbers", [low, high])]
+    if low >= high:
+        return [Problem(f"{path}.max", f"must be greater than min ({low})", high)]
+    if parameter.scaling == "Logarithmic" and low <= 0:
+        return [
+            Problem(
+                f"{path}.min",
+                "must be greater than 0 with Logarithmic scaling",
+                low,
+                "a positive minimum, or scaling: Linear",
+            )
+        ]
+    if parameter.scaling == "ReverseLogarithmic" and not (0 <= low and high < 1):
+        return [
+            Problem(
+                path,
+                "ReverseLogarithmic scaling needs 0 <= min < max < 1",
+                [low, high],
+                "bounds within [0, 1), or scaling: Linear",
+            )
+        ]
+    return []
+
+
+def _categorical_problems(path: str, parameter: CategoricalRange) -> list[Problem]:
+    text = [str(value) for value in parameter.values]
+    duplicates = sorted({value for value in text if text.count(value) > 1})
+    if duplicates:
+        return [Problem(f"{path}.values", "lists a value twice", duplicates)]
+    return []
+
+
+def _strategy_problems(tuning: Tuning) -> list[Problem]:
+    problems = []
+    strategy = tuning.strategy
+    if strategy == "Grid":
+        for name, parameter in tuning.parameters.items():
+            if not isinstance(parameter, CategoricalRange):
+                problems.append(
+                    Problem(
+                        f"tuning.parameters.{name}.type",
+                        "Grid search takes categorical ranges only",
+                        parameter.type,
+                        "categorical (list the values), or strategy: Random or Bayesian",
+                    )
+                )
+    if tuning.hyperband is not None and strategy != "Hyperband":
+        problems.append(
+            Problem("tuning.hyperband", f"is for strategy Hyperband, not {strategy}", None)
+        )
+    band = tuning.hyperband
+    if band is not None and band.min_resource > band.max_resource:
+        problems.append(
+            Problem(
+                "tuning.hyperband.max_resource",
+                f"is below min_resource ({band.min_resource})",
+                band.max_resource,
+            )
+        )
+    if strategy == "Hyperband" and tuning.early_stopping:
+        problems.append(
+            Problem(
+                "tuning.early_stopping",
+                "Hyperband stops lagging trials itself; the API refuses early stopping with it",
+                True,
+                "false",
+            )
+        )
+    if strategy != "Grid" and tuning.max_jobs is None:
+        problems.append(
+            Problem("tuning.max_jobs", f"is required with strategy {strategy}", None, ">= 1")
+        )
+    jobs = tuning.max_jobs
+    if jobs is not None and tuning.max_parallel_jobs > jobs:
+        problems.append(
+            Problem(
+                "tuning.max_parallel_jobs",
+                f"is more than max_jobs ({jobs})",
+                tuning.max_parallel_jobs,
+                f"at most {jobs}",
+            )
+        )
+    return problems
+
+
+def _count_problems(spec: JobSpec, tuning: Tuning, static: int) -> list[Problem]:
+    problems = []
+    if len(tuning.parameters) > MAX_RANGES:
+        problems.append(
+            Problem(
+                "tuning.parameters",
+                f"has {len(tuning.parameters)} ranges; a tuning job searches at most {MAX_RANGES}",
+            )
+        )
+    total = static + len(tuning.parameters)
+    if total > MAX_HYPERPARAMETERS:
+        problems.append(
+            Problem(
+                "tuning.parameters",
+                f"{len(tuning.parameters)} tuned plus {static} fixed hyperparameters; a tuning "
+                f"job's trials take at most {MAX_HYPERPARAMETERS} in all",
+            )
+        )
+    limit = api.field("tuning_environment").limit
+    added = len(added_environment(spec))
+    if len(spec.environment) + added > limit:
+        problems.append(
+            Problem(
+                "environment",
+                f"has {len(spec.environment)} entries plus the {added} smdist adds; a tuning "
+                f"job's trials take at most {limit}",
+                valid=f"at most {limit - added} entries when tuning",
+            )
+        )
+    return problems
