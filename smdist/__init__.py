@@ -32,6 +32,9 @@ _EXPORTS = {
     "SpecError": "smdist.errors",
     "SetupError": "smdist.errors",
     "fit": "smdist.fitting",
+    "tune": "smdist.tuning",
+    "Tuning": "smdist.spec.tuning",
+    "TuningResult": "smdist.backends.tuning_results",
     "model_trainer": "smdist.backends.sagemaker.v3.trainer",
     "model_trainer_distributed": "smdist.backends.sagemaker.v3.trainer",
 }
@@ -55,6 +58,9 @@ __all__ = [
     "Spot",
     "fit",
     "load",
+    "tune",
+    "Tuning",
+    "TuningResult",
     "model_trainer",
     "model_trainer_distributed",
     "plan",
@@ -62,13 +68,16 @@ __all__ = [
 
 if TYPE_CHECKING:  # pragma: no cover
     from smdist.backends.sagemaker.v3.trainer import model_trainer, model_trainer_distributed
+    from smdist.backends.tuning_results import TuningResult
     from smdist.checks.reading import load
     from smdist.errors import SetupError, SpecError
     from smdist.fitting import fit
     from smdist.planning.plan import Plan, plan
     from smdist.spec.cluster import Cluster
     from smdist.spec.job import Checkpoint, Code, JobSpec, Network, Spot
+    from smdist.spec.tuning import Tuning
     from smdist.strategies import MWMS, SDDP, SDMP, Horovod, PyTorchDDP, SMPv1, SMPv2
+    from smdist.tuning import tune
 
 
 def __getattr__(name: str) -> Any:

@@ -34,7 +34,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("smdist.planning",),
     ("smdist.packaging",),
     ("smdist.backends",),
-    ("smdist.fitting", "smdist.exit_codes", "smdist.cli"),
+    ("smdist.fitting", "smdist.tuning", "smdist.exit_codes", "smdist.cli"),
     ("smdist",),  # the public, lazily loaded API
 ]
 

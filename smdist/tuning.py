@@ -1,0 +1,72 @@
+"""``smdist.tune``: the job's ``tuning:`` search, on this machine or as a SageMaker tuning job.
+
+Made from the same plan as ``fit``: every trial is the job ``fit`` would run (locally) or
+``submit`` would send (on SageMaker) with other values for the tuned hyperparameters.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from smdist.errors import OPTION, Problem, SpecError
+
+BACKENDS = ("local", "sagemaker")
+
+
+def tune(
+    spec: Any = None,
+    *,
+    backend: str = "local",
+    wait: bool = True,
+    options: dict[str, Any] | None = None,
+    **fields: Any,
+) -> Any:
+    """Run the search of a job with a ``tuning:`` section: ``tune("job.yaml")``,
+    ``tune(JobSpec)``, ``tune({...})`` or ``tune(name=..., tuning=..., ...)``.
+
+    ``backend="local"`` (default) runs every trial on emulated hosts here and returns a
+    ``TuningResult`` (``.best``, ``.dataframe()``, ``.plot()``); ``options``: ``hosts``,
+    ``processes_per_host``, ``parallel``, ``fresh``, ``root``. ``backend="sagemaker"`` sends a
+    tuning job and returns its ``TuningJob`` handle (``wait`` first, by default; ``.result()``
+    gives the same ``TuningResult``); ``options``: ``bucket``, ``role``, ``region``.
+    """
+    if backend not in BACKENDS:
+        raise SpecError(
+            [Problem("backend", "unknown tuning backend", backend, ", ".join(BACKENDS))], OPTION
+        )
+    plan = _tuning_plan(spec, fields)
+    if backend == "local":
+        from smdist.backends.local.tuning import tune_locally
+
+        return tune_locally(plan, **(options or {}))
+    from smdist.backends.sagemaker.tuning import launch
+
+    job = launch(plan, **(options or {}))
+    if wait:
+        job.wait()
+    return job
+
+
+def _tuning_plan(spec: Any, fields: dict[str, Any]) -> Any:
+    from smdist.checks.disk import check_paths
+    from smdist.checks.reading import as_job_spec
+    from smdist.planning.plan import plan as make_plan
+
+    if spec is not None and fields:
+        raise TypeError("pass either a JobSpec or its fields as keyword arguments, not both")
+    job_spec = as_job_spec(fields if spec is None else spec)
+    if job_spec.tuning is None:
+        raise SpecError(
+            [
+                Problem(
+                    "tuning",
+                    "is missing: the job states no search",
+                    None,
+                    "a tuning: section with objective, parameters and max_jobs",
+                )
+            ]
+        )
+    problems = check_paths(job_spec)  # planning reads no disk: paths are checked here
+    if problems:
+        raise SpecError(problems)
+    return make_plan(job_spec)
