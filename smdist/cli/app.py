@@ -24,6 +24,7 @@ from smdist.cli import help as cli_help
 from smdist.cli import local as cli_local
 from smdist.cli import options as opt
 from smdist.cli import sagemaker_jobs, terminal
+from smdist.cli import tuning as cli_tuning
 from smdist.cli.job_files import load_plan
 from smdist.cli.sagemaker_jobs import SUBMIT_BACKENDS as SUBMIT_BACKENDS
 from smdist.exit_codes import EXIT_INVALID, EXIT_OK, debug_requested, report
@@ -156,6 +157,9 @@ def run(
     raise typer.Exit(status.exit_code)
 
 
+app.command("tune")(cli_tuning.tune_command)
+
+
 # ---- SageMaker jobs: submit, status, logs, stop --------------------------------------------------
 BackendOption, RootOption = cli_local.BackendOption, cli_local.RootOption
 
@@ -219,12 +223,13 @@ def logs(
     poll: opt.PollOption = 10.0,
     backend: BackendOption = "auto",
     root: RootOption = LOCAL_ROOT,
+    training_job: sagemaker_jobs.TrainingJobOption = None,
 ) -> None:
     """Print a job's logs (local, or SageMaker's CloudWatch), each line prefixed with its host."""
     local = cli_local.find_job(job_name, backend, root)
     if local is not None:
         raise typer.Exit(cli_local.show_logs(local, follow))
-    job = sagemaker_jobs.attach(job_name, region, poll)
+    job = sagemaker_jobs.log_source(job_name, region, poll, training_job)
     for line in job.logs(follow=follow):
         typer.echo(line)
     if follow:

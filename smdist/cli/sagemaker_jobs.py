@@ -1,10 +1,14 @@
 """The SageMaker side of ``submit``, ``status``, ``logs`` and ``stop``: checking submit's backend
-options, the dry run, the launch and what it uploaded, and a SageMaker job's status."""
+options, the dry run, the launch and what it uploaded, and a SageMaker job's status.
+
+A name that is no training job but is a hyperparameter tuning job stands for the tuning job:
+``status`` shows its status, trial counts and best trial, ``stop`` stops the search, and
+``logs`` shows one trial's logs (the best one, or ``--job TRAINING_JOB``)."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
@@ -15,10 +19,73 @@ from smdist.exit_codes import EXIT_JOB_FAILED, EXIT_OK
 SUBMIT_BACKENDS = ("sagemaker", "sagemaker-local")
 
 
-def attach(name: str, region: str | None, poll: float):
-    from smdist.backends.sagemaker import attach_job
+TrainingJobOption = Annotated[
+    str | None,
+    typer.Option(
+        "--job", help="a tuning job's trial (training job) to show; default: the best one"
+    ),
+]
 
-    return attach_job(name, region=region, poll_seconds=poll)
+
+def attach(name: str, region: str | None, poll: float):
+    """The training job ``name``, else the tuning job of that name; SpecError for neither."""
+    from smdist.backends.sagemaker import attach_job
+    from smdist.errors import NO_SUCH_JOB
+
+    try:
+        return attach_job(name, region=region, poll_seconds=poll)
+    except SpecError as missing:
+        if missing.header != NO_SUCH_JOB:
+            raise
+        from smdist.backends.sagemaker import tuning
+
+        found = tuning.find(name, region, poll_seconds=poll)
+        if found is None:
+            from smdist.errors import Problem
+
+            raise SpecError(
+                [
+                    Problem(
+                        "job",
+                        "no SageMaker training job or tuning job has this name in this region",
+                        name,
+                        "a name from `aws sagemaker list-training-jobs` or "
+                        "`list-hyper-parameter-tuning-jobs`",
+                    )
+                ],
+                NO_SUCH_JOB,
+            ) from None
+        return found
+
+
+def log_source(name: str, region: str | None, poll: float, training_job: str | None):
+    """The training job whose logs ``smdist logs NAME`` shows: NAME's, or for a tuning job
+    ``--job``'s (default: the best trial's)."""
+    job = attach(name, region, poll)
+    if not _is_tuning(job):
+        if training_job is not None:
+            from smdist.errors import OPTION, Problem
+
+            raise SpecError(
+                [Problem("--job", "applies to tuning jobs; this is a training job", name)],
+                OPTION,
+            )
+        return job
+    trial = job.training_job(training_job)
+    plain(_stderr(), f"{job.name}: logs of training job {trial.name}")
+    return trial
+
+
+def _is_tuning(job) -> bool:
+    from smdist.backends.sagemaker.tuning import TuningJob
+
+    return isinstance(job, TuningJob)
+
+
+def _stderr():
+    from smdist.cli.terminal import stderr
+
+    return stderr()
 
 
 def check_backend(backend: str) -> None:
@@ -115,6 +182,8 @@ def local_mode_note(job, console: Any) -> None:
 
 def show_status(job, as_json: bool) -> int:
     """Print a SageMaker job's status (or its DescribeTrainingJob); its exit code."""
+    if _is_tuning(job):
+        return show_tuning_status(job, as_json)
     description = job.describe()
     state = description["TrainingJobStatus"]
     if as_json:
@@ -127,3 +196,33 @@ def show_status(job, as_json: bool) -> int:
         if state == "Completed" and artifacts:
             typer.echo(f"model: {artifacts}")
     return EXIT_JOB_FAILED if state in ("Failed", "Stopped") else EXIT_OK
+
+
+def show_tuning_status(job, as_json: bool) -> int:
+    """A tuning job's status, trial counts and best trial (or its Describe as JSON); exit 1
+    when it failed or was stopped, else 0."""
+    from smdist.backends.sagemaker.tuning import results
+
+    description = job.describe()
+    state = description["HyperParameterTuningJobStatus"]
+    if as_json:
+        typer.echo(json.dumps(description, indent=2, default=str))
+    else:
+        typer.echo(f"{job.name}\t{state}\ttuning job: {results.counts_line(description)}")
+        if description.get("FailureReason"):
+            typer.echo(f"reason: {description['FailureReason']}")
+        best = description.get("BestTrainingJob")
+        if best:
+            metric = best.get("FinalHyperParameterTuningJobObjectiveMetric") or {}
+            typer.echo(
+                f"best: {best['TrainingJobName']}\t{metric.get('MetricName', 'objective')} = "
+                f"{metric.get('Value')}\t{best.get('TrainingJobStatus', '')}"
+            )
+            tuned = best.get("TunedHyperParameters") or {}
+            values = {key: results.decode(value) for key, value in tuned.items()}
+            typer.echo(f"hyperparameters: {json.dumps(values, sort_keys=True)}")
+            model = job.training_job_model(best["TrainingJobName"])
+            if model:
+                typer.echo(f"model: {model}")
+    ended = ("Failed", "Stopped", "Deleting", "DeleteFailed")
+    return EXIT_JOB_FAILED if state in ended else EXIT_OK
