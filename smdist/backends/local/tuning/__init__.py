@@ -1,0 +1,87 @@
+"""A hyperparameter search on the local backend: ``tune_locally(plan)``, with Optuna.
+
+The job's ``tuning:`` section is searched as SageMaker's tuning job would search it, every trial
+a real local job on the emulated hosts, its objective read from its log with the metric
+definitions SageMaker uses (``Plan.metric_definitions``). What it finds is a ``TuningResult``,
+the type a SageMaker tuning job's result has too. The study is a file under
+``<root>/tuning/<name>/``, so an interrupted search resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from smdist.backends.local.setup import DEFAULT_ROOT
+
+if TYPE_CHECKING:
+    from smdist.backends.local.tuning.search import OnTrial
+    from smdist.backends.tuning_results import TuningResult
+    from smdist.planning.plan import Plan
+
+
+def tune_locally(
+    plan: Plan,
+    *,
+    root: str | Path = DEFAULT_ROOT,
+    hosts: int | None = None,
+    processes_per_host: int | None = None,
+    parallel: int | None = None,
+    fresh: bool = False,
+    on_trial: OnTrial | None = None,
+) -> TuningResult:
+    """Search ``plan.spec.tuning`` with local jobs; returns the trials and the best one.
+
+    - ``root``: the local backend's root (trial jobs in ``<root>/jobs/``, the study in
+      ``<root>/tuning/<name>/``); ``hosts``/``processes_per_host`` as for a local run;
+    - ``parallel``: trials at a time (default: ``max_parallel_jobs``, capped so that this
+      machine has a CPU for every process);
+    - ``fresh``: start the search over (the earlier study is set aside, not deleted);
+    - ``on_trial(result)``: called whenever a trial starts or ends.
+
+    Ctrl-C or SIGTERM stops the running trials (no process is left) and returns with status
+    ``Stopped``; running it again resumes: finished trials are kept, stopped ones run again.
+    """
+    try:
+        import optuna  # noqa: F401
+    except ImportError:
+        from smdist.backends.local.setup import PrepareError
+
+        raise PrepareError(
+            "a local search runs with Optuna, which is not installed: pip install 'smdist[tune]'"
+        ) from None
+    from smdist.backends.local.tuning import space, store
+    from smdist.backends.local.tuning.objective import objective_regex
+    from smdist.backends.local.tuning.search import Search, default_parallel
+    from smdist.checks.tuning import tuning_name_prefix
+    from smdist.errors import Problem, SpecError
+
+    tuning = plan.spec.tuning
+    if tuning is None:
+        raise SpecError([Problem("tuning", "is missing: the job file has no tuning: section")])
+    name = tuning_name_prefix(plan.spec)
+    directory = store.study_dir(Path(root), name)
+    study = store.open_study(directory, name, tuning, fresh=fresh)
+    if parallel is None:
+        parallel = default_parallel(plan, tuning, hosts, processes_per_host)
+    search = Search(
+        study=study,
+        plan=plan,
+        tuning=tuning,
+        name=name,
+        directory=directory,
+        regex=objective_regex(plan.metric_definitions, tuning.objective.metric),
+        launch_options={
+            "root": Path(root),
+            "hosts": hosts,
+            "processes_per_host": processes_per_host,
+            "fresh": fresh,  # no checkpoints kept from an earlier search's trial of that name
+        },
+        parallel=max(1, parallel),
+        budget=space.trial_budget(tuning),
+        on_trial=on_trial,
+    )
+    return search.run()
+
+
+__all__ = ["tune_locally"]

@@ -1,0 +1,167 @@
+"""One trial: the job with the trial's values, run as any local job runs, and read as it runs.
+
+The trial's job is planned through ``smdist.planning.plan.plan`` like any other, so every check
+runs on the values the trial tries (a value a check refuses fails that trial, not the search).
+Its spec is the search's with the tuned values added to the hyperparameters, the ``tuning``
+section left out (a trial is a plain job) and the name ``<search>-<trial number>``: the job's
+directory, ``smdist logs <name>`` and its own checkpoint store all follow from that name.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import optuna
+from optuna.trial import TrialState
+
+from smdist.backends.base import JobStatus
+from smdist.backends.local import LocalJob
+from smdist.backends.local import launch as local_launch
+from smdist.backends.local.tuning import store
+from smdist.backends.local.tuning.objective import ObjectiveReader
+from smdist.backends.local.tuning.space import suggest
+from smdist.errors import SpecError
+from smdist.spec.job import JobSpec
+from smdist.spec.tuning import Tuning
+
+
+def trial_spec(spec: JobSpec, name: str, values: dict[str, Any]) -> JobSpec:
+    """The search's job as one trial: ``values`` added to its hyperparameters, no ``tuning``.
+
+    Built from the fields the user set, as typed objects (re-validated, never dumped to text
+    and read back, which could lose a default that picks the strategy).
+    """
+    from smdist.checks.reading import as_job_spec
+
+    fields = {key: getattr(spec, key) for key in spec.model_fields_set}
+    fields.update(name=name, tuning=None, hyperparameters={**spec.hyperparameters, **values})
+    return as_job_spec(fields)
+
+
+@dataclass
+class LogTail:
+    """The new complete lines of a growing file, each time it is asked."""
+
+    path: Path
+    _handle: IO[str] | None = None
+    _partial: str = ""
+    _read_to_end: bool = False
+
+    def new_lines(self, final: bool = False) -> list[str]:
+        """The lines added since the last call; ``final``: the file is complete (the last line
+        may lack its newline), and later calls return nothing."""
+        if self._read_to_end:
+            return []
+        if self._handle is None:
+            if not self.path.exists():
+                return []
+            self._handle = open(self.path, encoding="utf-8", errors="replace")  # noqa: SIM115
+        text = self._partial + self._handle.read()
+        *lines, self._partial = text.split("\n")
+        if final:
+            lines += [self._partial] if self._partial else []
+            self._partial = ""
+            self._handle.close()
+            self._read_to_end = True
+        return lines
+
+
+@dataclass
+class TrialJob:
+    """A started trial: its Optuna trial, its local job, and what its log said so far."""
+
+    trial: optuna.Trial
+    values: dict[str, Any]
+    job: LocalJob
+    reader: ObjectiveReader
+    tail: LogTail
+    pruned: bool = False
+    stopping: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def number(self) -> int:
+        return self.trial.number
+
+    @property
+    def finished(self) -> bool:
+        return self.job.status.finished
+
+    def poll(self) -> None:
+        """Read the new lines; report each new value; stop the job if the pruner says so."""
+        final = self.finished
+        for line in self.tail.new_lines(final=final):
+            report = self.reader.feed_log_line(line)
+            if report is None or self.pruned or self.stopping:
+                continue
+            self.trial.report(report.value, report.step)
+            if self.trial.should_prune():
+                self.pruned = True
+                self.job.stop()
+
+    def stop(self, kill: bool = False) -> None:
+        self.stopping = True
+        if kill:
+            self.job.kill()
+        else:
+            self.job.stop()
+
+    def end(self, study: optuna.Study) -> None:
+        """Tell the study how the finished job ended (call once ``finished``)."""
+        self.poll()
+        attrs = {store.OBJECTIVE: self.reader.last, store.MODEL: self.job.model_artifacts}
+        for key, value in attrs.items():
+            self.trial.set_user_attr(key, value)
+        status = self.job.status
+        objective = self.reader.last
+        if self.pruned:
+            self._tell(study, TrialState.PRUNED, "Pruned")
+        elif status is JobStatus.COMPLETED and objective is not None and not math.isnan(objective):
+            study.tell(self.trial, objective)  # SageMaker's objective: the metric's last value
+        else:  # failed, stopped, or never reported the objective (or reported nan)
+            self._tell(
+                study, TrialState.FAIL, "Stopped" if status is JobStatus.STOPPED else "Failed"
+            )
+
+    def _tell(self, study: optuna.Study, state: TrialState, status: str) -> None:
+        self.trial.set_user_attr(store.STATUS, status)
+        study.tell(self.trial, state=state)
+
+
+def start_trial(
+    study: optuna.Study,
+    spec: JobSpec,
+    tuning: Tuning,
+    search_name: str,
+    regex: re.Pattern[str],
+    launch_options: dict[str, Any],
+) -> TrialJob | None:
+    """Ask the study for the next values and start their job; None when the trial's plan is
+    refused (the trial is recorded Failed; the search goes on)."""
+    from smdist.planning.plan import plan as make_plan
+
+    trial = study.ask()
+    values = suggest(trial, tuning)
+    name = f"{search_name}-{trial.number}"
+    trial.set_user_attr(store.JOB_NAME, name)
+    trial.set_user_attr(store.VALUES, values)
+    try:
+        plan = make_plan(trial_spec(spec, name, values))
+    except SpecError:
+        trial.set_user_attr(store.STATUS, "Failed")
+        study.tell(trial, state=TrialState.FAIL)
+        return None
+    try:
+        job = local_launch(plan, job_name=name, **launch_options)
+    except BaseException:
+        # This machine (not the values) kept it from starting, or Ctrl-C came during setup:
+        # the trial runs again when the search resumes.
+        store.end_interrupted(study, trial.number, trial.params)
+        raise
+    trial.set_user_attr(store.JOB_NAME, job.name)
+    assert job.log is not None
+    return TrialJob(trial, values, job, ObjectiveReader(regex), LogTail(job.log.path))

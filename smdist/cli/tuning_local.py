@@ -1,0 +1,133 @@
+"""``smdist tune JOB_FILE --local``: the search on this machine, shown as a table that follows it.
+
+The trials' own logs are not printed (several run at once, and each is in its job directory:
+``smdist logs <trial name>``); the table shows each trial's values, objective and status, the
+best one highlighted, and is redrawn whenever a trial starts or ends. The exit code says whether
+the search gave something to use: 0 when it ran to its end with at least one completed trial,
+1 when it was interrupted (Ctrl-C, SIGTERM; running it again resumes) or no trial completed.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from smdist.backends.tuning_results import FINISHED
+from smdist.cli.terminal import plain
+
+if TYPE_CHECKING:
+    from smdist.backends.tuning_results import Trial, TuningResult
+    from smdist.planning.plan import Plan
+
+_STATUS_STYLES = {
+    "Completed": "green",
+    "Running": "cyan",
+    "Failed": "red",
+    "Stopped": "yellow",
+    "Pruned": "dim",
+}
+
+
+def _number(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.6g}" if math.isfinite(value) or math.isnan(value) else str(value)
+    return str(value)
+
+
+def trial_table(result: TuningResult) -> Any:
+    """The trials as a rich Table: number, tuned values, objective, status; best in bold."""
+    from rich.table import Table
+
+    names = sorted({name for trial in result.trials for name in trial.values})
+    best = result.best
+    title = f"{result.name}: {result.objective_type.lower()} {result.objective_metric}"
+    table = Table(title=title, title_justify="left")
+    table.add_column("trial", justify="right")
+    for name in names:
+        table.add_column(name, justify="right")
+    table.add_column("objective", justify="right")
+    table.add_column("status")
+    for trial in sorted(result.trials, key=lambda t: t.number):
+        is_best = best is not None and trial.number == best.number
+        cells = [str(trial.number), *(_number(trial.values.get(name)) for name in names)]
+        status = f"{trial.status} (best)" if is_best else trial.status
+        cells += [_number(trial.objective), status]
+        style = "bold green" if is_best else _STATUS_STYLES.get(trial.status, "")
+        table.add_row(*cells, style=style)
+    return table
+
+
+def best_lines(result: TuningResult) -> list[str]:
+    """What the search found, in plain lines (copyable values, the model's path)."""
+    best: Trial | None = result.best
+    done = sum(1 for trial in result.trials if trial.status == "Completed")
+    head = f"{result.name}: {result.status}, {done} of {len(result.trials)} trial(s) completed"
+    if best is None:
+        return [head, "no trial completed with a value of the objective"]
+    values = " ".join(f"{name}={value!r}" for name, value in best.values.items())
+    return [
+        head,
+        f"best: trial {best.number} ({best.name}): {result.objective_metric}="
+        f"{_number(best.objective)}",
+        f"values: {values}",
+        f"model: {best.model or '-'}",
+    ]
+
+
+def run(
+    plan: Plan,
+    *,
+    console: Any,
+    root: Path,
+    parallel: int | None = None,
+    hosts: int | None = None,
+    fresh: bool = False,
+) -> int:
+    """Run the plan's search locally, showing its trials on ``console``; returns the exit code.
+
+    On a terminal the table is redrawn in place; elsewhere (a CI log) each trial's end is one
+    line, and the table is printed once at the end.
+    """
+    from smdist.backends.local.tuning import tune_locally
+
+    options = {"root": root, "hosts": hosts, "parallel": parallel, "fresh": fresh}
+    if console.is_terminal:
+        from rich.live import Live
+
+        with Live(console=console, auto_refresh=False) as live:
+
+            def redraw(result: TuningResult) -> None:
+                live.update(trial_table(result), refresh=True)
+
+            result = tune_locally(plan, on_trial=redraw, **options)
+            redraw(result)
+    else:
+        result = tune_locally(plan, on_trial=_EndLines(console), **options)
+        console.print(trial_table(result))
+    for line in best_lines(result):
+        plain(console, line)
+    if result.status != "Completed":
+        plain(console, "interrupted: run the same command again to resume the search")
+        return 1
+    return 0 if result.best is not None else 1
+
+
+class _EndLines:
+    """``on_trial`` for a console that is no terminal: one line per trial that ended."""
+
+    def __init__(self, console: Any) -> None:
+        self.console = console
+        self.seen: set[int] = set()
+
+    def __call__(self, result: TuningResult) -> None:
+        for trial in result.trials:
+            if trial.status in FINISHED and trial.number not in self.seen:
+                self.seen.add(trial.number)
+                plain(
+                    self.console,
+                    f"trial {trial.number} ({trial.name}): {trial.status}, "
+                    f"{result.objective_metric}={_number(trial.objective)}",
+                )
