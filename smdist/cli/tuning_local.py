@@ -91,8 +91,13 @@ def run(
     On a terminal the table is redrawn in place; elsewhere (a CI log) each trial's end is one
     line, and the table is printed once at the end.
     """
-    from smdist.backends.local.tuning import tune_locally
+    import warnings
 
+    from smdist.backends.local.tuning import local_notes, tune_locally
+
+    for note in local_notes(plan.spec.tuning):
+        console.print(f"warning: {note}", style="yellow", highlight=False, markup=False)
+    warnings.filterwarnings("ignore", category=UserWarning, module=r"smdist\.")  # shown above
     options = {"root": root, "hosts": hosts, "parallel": parallel, "fresh": fresh}
     if console.is_terminal:
         from rich.live import Live

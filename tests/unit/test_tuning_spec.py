@@ -170,3 +170,12 @@ def test_the_schema_describes_the_tuning_section():
     schema = json.dumps(smdist.JobSpec.model_json_schema())
     for word in ("ContinuousRange", "CategoricalRange", "Hyperband", "metric_definitions"):
         assert word in schema
+
+
+def test_a_local_search_says_it_starts_without_the_warm_start_parents():
+    from smdist.backends.local.tuning import local_notes
+
+    spec = as_job_spec(job(warm_start={"parents": ["earlier-search"]}))
+    assert local_notes(as_job_spec(job()).tuning) == []
+    (note,) = local_notes(spec.tuning)
+    assert "earlier-search" in note and "tuning.warm_start" in note

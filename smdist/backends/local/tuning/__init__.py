@@ -9,6 +9,7 @@ the type a SageMaker tuning job's result has too. The study is a file under
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,6 +19,19 @@ if TYPE_CHECKING:
     from smdist.backends.local.tuning.search import OnTrial
     from smdist.backends.tuning_results import TuningResult
     from smdist.planning.plan import Plan
+    from smdist.spec.tuning import Tuning
+
+
+def local_notes(tuning: Tuning) -> list[str]:
+    """What the job's search asks for that only SageMaker does: said, never dropped silently."""
+    notes = []
+    if tuning.warm_start is not None:
+        parents = ", ".join(tuning.warm_start.parents)
+        notes.append(
+            f"tuning.warm_start ({parents}) names SageMaker tuning jobs: the local search "
+            "starts without their trials (SageMaker's tuning job uses them)"
+        )
+    return notes
 
 
 def tune_locally(
@@ -59,6 +73,8 @@ def tune_locally(
     tuning = plan.spec.tuning
     if tuning is None:
         raise SpecError([Problem("tuning", "is missing: the job file has no tuning: section")])
+    for note in local_notes(tuning):
+        warnings.warn(note, UserWarning, stacklevel=2)
     name = tuning_name_prefix(plan.spec)
     directory = store.study_dir(Path(root), name)
     study = store.open_study(directory, name, tuning, fresh=fresh)
@@ -84,4 +100,4 @@ def tune_locally(
     return search.run()
 
 
-__all__ = ["tune_locally"]
+__all__ = ["local_notes", "tune_locally"]
