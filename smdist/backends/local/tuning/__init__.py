@@ -57,7 +57,11 @@ def tune_locally(
     ``Stopped``; running it again resumes: finished trials are kept, stopped ones run again.
     """
     try:
-        import optuna  # noqa: F401
+        with warnings.catch_warnings():
+            # Optuna imports tqdm.auto, which in a notebook without ipywidgets warns (naming
+            # its own path) about a progress bar smdist never shows.
+            warnings.filterwarnings("ignore", message="IProgress not found")
+            import optuna  # noqa: F401
     except ImportError:
         from smdist.backends.local.setup import PrepareError
 
