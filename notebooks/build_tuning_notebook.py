@@ -33,6 +33,7 @@ from urllib.parse import urlparse
 
 import smdist
 
+learning_rate = {"type": "continuous", "min": 1e-4, "max": 0.1, "scaling": "Logarithmic"}
 spec = smdist.JobSpec(
     name="ddp-tuning",
     strategy=smdist.PyTorchDDP(),
@@ -43,9 +44,7 @@ spec = smdist.JobSpec(
     tuning={
         "objective": {"metric": "train:loss", "type": "Minimize"},  # the [metrics] lines
         "parameters": {
-            "learning_rate": {
-                "type": "continuous", "min": 1e-4, "max": 0.1, "scaling": "Logarithmic"
-            },
+            "learning_rate": learning_rate,
             "batch_size": {"type": "categorical", "values": [32, 64]},
         },
         "strategy": "Bayesian",
