@@ -46,12 +46,17 @@ def name_taken(exc: BaseException) -> bool:
     return code in ("ResourceInUse", "ResourceInUseException") or "already exists" in str(exc)
 
 
-def send_under_fresh_names(prefix: str, bind: Callable[[str], T], send: Callable[[T], None]) -> T:
-    """``bind`` a fresh name and ``send`` it, again under a new name while SageMaker says the
-    name is taken (a name only this process issued can still be another's); returns what was
-    sent."""
+def send_under_fresh_names(
+    prefix: str,
+    bind: Callable[[str], T],
+    send: Callable[[T], None],
+    fresh_name: Callable[[str], str] = unique_job_name,
+) -> T:
+    """``bind`` a fresh name (``fresh_name(prefix)``) and ``send`` it, again under a new name
+    while SageMaker says the name is taken (a name only this process issued can still be
+    another's); returns what was sent."""
     for attempt in range(NAME_ATTEMPTS):
-        bound = bind(unique_job_name(prefix))
+        bound = bind(fresh_name(prefix))
         try:
             send(bound)
         except Exception as exc:

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from smdist.backends.job_names import NAME_ATTEMPTS, name_taken
+from smdist.backends.job_names import send_under_fresh_names
 from smdist.catalog import api
 from smdist.checks.tuning import TUNING_NAME_SUFFIX
 
@@ -45,13 +45,4 @@ def send_under_fresh_tuning_names(
 ) -> T:
     """``bind`` a fresh tuning job name and ``send`` it; while SageMaker says the name is in
     use (another process, or a job of this name earlier), again under a new name."""
-    for attempt in range(NAME_ATTEMPTS):
-        bound = bind(tuning_job_name(prefix))
-        try:
-            send(bound)
-        except Exception as exc:
-            if name_taken(exc) and attempt + 1 < NAME_ATTEMPTS:
-                continue
-            raise
-        return bound
-    raise AssertionError("unreachable")  # pragma: no cover
+    return send_under_fresh_names(prefix, bind, send, fresh_name=tuning_job_name)
