@@ -41,6 +41,14 @@ ParallelOption = Annotated[
     int | None,
     typer.Option("--parallel", min=1, help="--local: trials at a time (default: the spec's)"),
 ]
+TuneFreshFlag = Annotated[
+    bool,
+    typer.Option(
+        "--fresh",
+        help="--local: start the search over, its trials without earlier checkpoints (the "
+        "earlier search is set aside, not deleted)",
+    ),
+]
 TuneHostsOption = Annotated[
     int | None,
     typer.Option("--hosts", min=1, help="--local: emulated hosts (default: instance_count)"),
@@ -58,7 +66,7 @@ def tune_command(
     poll: opt.PollOption = 30.0,
     parallel: ParallelOption = None,
     hosts: TuneHostsOption = None,
-    fresh: opt.FreshFlag = False,
+    fresh: TuneFreshFlag = False,
     root: opt.RunRootOption = LOCAL_ROOT,
 ) -> None:
     """Search the job's tuning: hyperparameters (SageMaker tuning job, or --local here)."""

@@ -7,7 +7,18 @@ from typer.testing import CliRunner
 
 from smdist.cli.app import app, main
 
-COMMANDS = ["plan", "validate", "schema", "instances", "run", "submit", "status", "logs", "stop"]
+COMMANDS = [
+    "plan",
+    "validate",
+    "schema",
+    "instances",
+    "run",
+    "submit",
+    "tune",
+    "status",
+    "logs",
+    "stop",
+]
 
 
 def help_text(*command: str) -> str:
