@@ -26,6 +26,7 @@ Standard library only, Python 3.8+: this module runs inside training images.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -41,6 +42,7 @@ from .mpi import (
     parse_custom_mpi_options,
     smddp_command,
 )
+from .parameter_server_host import ADDRESSES_ENV
 from .program import (
     TORCHRUN_PORT,
     parameter_server_host_command,
@@ -122,15 +124,53 @@ def host_command(
     )
 
 
+TF_CONFIG_PORT = 8890  # the TensorFlow toolkit's MultiWorkerMirrored worker port
+
+
+@dataclass(frozen=True)
+class HostPorts:
+    """Each host's ports where hosts share one machine (an emulation): the TF_CONFIG task's
+    and the parameter server's, instead of the container's fixed ones."""
+
+    task: list[int]
+    parameter_server: list[int] = field(default_factory=list)
+
+
+def launcher_environment(
+    launcher: Launcher, hosts: Sequence[str], index: int, ports: HostPorts | None = None
+) -> dict[str, str]:
+    """What the launcher adds to host ``index``'s environment besides the toolkit's ``SM_*``.
+
+    ``tf_config``: TF_CONFIG with every host a worker on port 8890 (or ``ports.task``), as the
+    TensorFlow container writes it for MultiWorkerMirroredStrategy. ``parameter_server``:
+    nothing in the container (its host steps write the toolkit's TF_CONFIG themselves), the
+    addresses to use instead of 2222/2223 where ``ports`` are given.
+    """
+    if launcher is Launcher.TF_CONFIG:
+        task_ports = ports.task if ports else [TF_CONFIG_PORT] * len(hosts)
+        workers = [f"{host}:{port}" for host, port in zip(hosts, task_ports)]
+        config = {"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}}
+        return {"TF_CONFIG": json.dumps(config)}
+    if launcher is Launcher.PARAMETER_SERVER and ports is not None:
+        addresses = {
+            host: [f"{host}:{task}", f"{host}:{server}"]
+            for host, task, server in zip(hosts, ports.task, ports.parameter_server)
+        }
+        return {ADDRESSES_ENV: json.dumps(addresses)}
+    return {}
+
+
 __all__ = [
     "CREDENTIALS",
     "GETHOSTNAME_SHIM",
     "MPI_PROCESSES_PER_HOST",
     "SMDDP_SERVER_PORT",
+    "TF_CONFIG_PORT",
     "TORCHRUN_PORT",
     "V3_DRIVERS",
     "HostArguments",
     "HostCommand",
+    "HostPorts",
     "Image",
     "Launch",
     "Launcher",
@@ -139,6 +179,7 @@ __all__ = [
     "host_command",
     "host_list",
     "interface_flags",
+    "launcher_environment",
     "mpi_command",
     "mpirun_command",
     "parse_custom_mpi_options",

@@ -30,6 +30,7 @@ from smdist.contract.commands import (
     Image,
     Launcher,
     host_command,
+    launcher_environment,
 )
 from smdist.contract.environment import (
     FRAMEWORK_MODULES,
@@ -40,7 +41,6 @@ from smdist.contract.environment import (
     sm_variables,
     training_environment,
 )
-from smdist.runtime.tf_config import build_tf_config
 
 if TYPE_CHECKING:
     from smdist.planning.plan import Plan
@@ -131,9 +131,8 @@ def _container_environment(
     if launcher is Launcher.TORCHRUN:  # the TorchDistributedRunner's own settings
         environment.update({k: v for k, v in efa.items() if k.startswith(("FI_", "RDMAV_"))})
         environment.update({"NCCL_SOCKET_IFNAME": NETWORK_INTERFACE, "NCCL_PROTO": "simple"})
-    if launcher is Launcher.TF_CONFIG:
-        environment["TF_CONFIG"] = json.dumps(build_tf_config(hosts, hosts[index]))
-    if launcher is Launcher.PARAMETER_SERVER and len(hosts) > 1:  # the TF toolkit's, per host
+    environment.update(launcher_environment(launcher, hosts, index))
+    if launcher is Launcher.PARAMETER_SERVER and len(hosts) > 1:  # what its host steps write
         environment["TF_CONFIG"] = json.dumps(parameter_server.tf_config(hosts, hosts[index]))
     return environment
 

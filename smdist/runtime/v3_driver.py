@@ -43,8 +43,8 @@ from ..contract.commands import (
     HostArguments,
     Image,
     Launch,
-    Launcher,
     host_command,
+    launcher_environment,
 )
 from ..contract.environment import (
     FRAMEWORK_MODULES,
@@ -55,7 +55,6 @@ from ..contract.environment import (
 )
 from ..contract.hostname_shim import build_dlc_shim, preload, toolkit_shim
 from ..contract.image_prerequisites import absent_optional, missing_prerequisites
-from .tf_config import DEFAULT_PORT, build_tf_config
 
 DRIVER_CONFIG = "/opt/ml/input/data/sm_drivers/distributed.json"
 SSH_PORT = 22
@@ -252,8 +251,7 @@ def main() -> int:
         # it opens read this file (the ranks get the host-name fix through mpirun's exports).
         publish_environment(env)
     image = image_here(env, apply_hostname_fix(env, current))
-    if launch.launcher is Launcher.TF_CONFIG:
-        env["TF_CONFIG"] = json.dumps(build_tf_config(hosts, current, DEFAULT_PORT))
+    env.update(launcher_environment(launch.launcher, hosts, hosts.index(current)))
     own = host_command(
         launch, hosts.index(current), image, program, HostArguments(arguments, arguments),
         exported_names=sorted(name for name in env if name.startswith("SM_")), environ=env,

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from smdist.backends.local.standins import SITE_DIR as STANDINS_DIR
-from smdist.contract.commands import Launcher
+from smdist.contract.commands import HostPorts, launcher_environment
 from smdist.contract.environment import (
     FRAMEWORK_MODULES,
     HostConfig,
@@ -27,7 +27,6 @@ from smdist.contract.environment import (
     sm_variables,
     training_environment,
 )
-from smdist.contract.parameter_server_host import ADDRESSES_ENV as PS_ADDRESSES_ENV
 from smdist.runtime.settings import LOCAL_JOB
 
 if TYPE_CHECKING:
@@ -123,10 +122,9 @@ def host_environment(
         environ["OMP_NUM_THREADS"] = str(max(1, settings.cpus // max(layout.world_size, 1)))
     if plan.framework == "pytorch":
         _set_pytorch_defaults(environ, hosts[0], settings.master_port)
-    if layout.launcher is Launcher.PARAMETER_SERVER:
-        environ[PS_ADDRESSES_ENV] = _parameter_server_addresses(hosts, settings)
-    if layout.launcher is Launcher.TF_CONFIG:
-        environ["TF_CONFIG"] = _tf_config(hosts, settings.tf_ports, host.index)
+    # Every worker and server binds 0.0.0.0:<port>: each emulated host gets its own ports.
+    ports = HostPorts(settings.tf_ports, settings.ps_ports)
+    environ.update(launcher_environment(layout.launcher, hosts, host.index, ports))
     return environ
 
 
@@ -166,32 +164,6 @@ def _set_pytorch_defaults(environ: dict[str, str], master: str, master_port: int
     environ.setdefault("NCCL_SOCKET_IFNAME", NETWORK_INTERFACE)
     environ.setdefault("NCCL_IB_DISABLE", "1")
     environ.setdefault("NCCL_DEBUG", "WARN")
-
-
-def _parameter_server_addresses(hosts: list[str], settings: JobSettings) -> str:
-    """The TF toolkit's addresses (host:2222, host:2223) with a free port for each: every task
-    binds 0.0.0.0:<port> (parameter_server_host writes TF_CONFIG from them)."""
-    return json.dumps(
-        {
-            name: [f"{name}:{task_port}", f"{name}:{ps_port}"]
-            for name, task_port, ps_port in zip(
-                hosts, settings.tf_ports, settings.ps_ports, strict=True
-            )
-        }
-    )
-
-
-def _tf_config(hosts: list[str], ports: list[int], index: int) -> str:
-    """TF_CONFIG as the SageMaker TensorFlow container writes it for MultiWorkerMirroredStrategy:
-    every host a worker. Each worker binds 0.0.0.0:<port>, so each gets its own port."""
-    return json.dumps(
-        {
-            "cluster": {
-                "worker": [f"{name}:{port}" for name, port in zip(hosts, ports, strict=True)]
-            },
-            "task": {"type": "worker", "index": index},
-        }
-    )
 
 
 def write_environment_files(
