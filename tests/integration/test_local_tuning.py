@@ -302,3 +302,41 @@ def test_an_interrupted_search_stops_its_trials_keeps_the_finished_ones_and_resu
     assert len(list((root / "jobs").iterdir())) == len(final["trials"])
     assert "best: trial" in (tmp_path / "second.log").read_text()
     assert_nothing_left(tmp_path)
+
+
+# A script that notes when it ran, so that a test can see trials overlap.
+TIMED_SCRIPT = """
+    import argparse
+    import time
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--level", type=float, required=True)
+    parser.add_argument("--times", required=True)
+    parser.add_argument("--model_dir")  # the TensorFlow toolkit passes it
+    args = parser.parse_args()
+    start = time.time()
+    time.sleep(2.0)
+    print(f"[metrics] epoch=0 loss={args.level:.4f}", flush=True)
+    with open(args.times, "a") as times:
+        times.write(f"{start} {time.time()}\\n")
+"""
+
+
+def test_parallel_trials_run_at_the_same_time(tmp_path):
+    times = tmp_path / "times.txt"
+    tuning = {
+        "parameters": {"level": {"type": "continuous", "min": 0.0, "max": 1.0}},
+        "strategy": "Random", "max_jobs": 4, "max_parallel_jobs": 2, "random_seed": 3,
+    }  # fmt: skip
+    job = write_job(
+        tmp_path, TIMED_SCRIPT, tuning, strategy=PLAIN, hyperparameters={"times": str(times)}
+    )
+    root = tmp_path / "root"
+    result = tune_locally(plan(load(job)), root=root, hosts=1, parallel=2)
+    assert [t.status for t in result.trials] == ["Completed"] * 4
+    spans = sorted(tuple(map(float, line.split())) for line in times.read_text().splitlines())
+    assert len(spans) == 4
+    pairs = zip(spans, spans[1:], strict=False)
+    overlapping = sum(1 for (_, end), (start, _) in pairs if start < end)
+    assert overlapping >= 2, spans  # two at a time: each pair started together
+    assert_nothing_left(root)
