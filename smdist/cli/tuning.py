@@ -72,6 +72,12 @@ def tune_command(
     """Search the job's tuning: hyperparameters (SageMaker tuning job, or --local here)."""
     from smdist.backends.sagemaker.tuning.request import require_tuning
 
+    _check_options(
+        local,
+        sagemaker_only={"--dry-run": dry_run, "--bucket": bucket, "--role": role,
+                        "--region": region},
+        local_only={"--parallel": parallel, "--hosts": hosts, "--fresh": fresh},
+    )  # fmt: skip
     plan = load_plan(job_file)
     require_tuning(plan)  # exit 2 naming the field, before any AWS call
     console = terminal.stderr()
@@ -102,6 +108,20 @@ def tune_command(
     status = job.wait(echo=lambda line: terminal.plain(console, line))
     show_best(job)
     raise typer.Exit(status.exit_code)
+
+
+def _check_options(local: bool, sagemaker_only: dict[str, Any], local_only: dict[str, Any]) -> None:
+    """Every option set that the chosen place does not use: exit 2, nothing dropped."""
+    from smdist.errors import OPTION, Problem, SpecError
+
+    if local:
+        wrong = [name for name, value in sagemaker_only.items() if value]
+        why, valid = "is for a SageMaker tuning job; --local searches here", "leave out --local"
+    else:
+        wrong = [name for name, value in local_only.items() if value]
+        why, valid = "is for a search here (--local)", "add --local, or leave the option out"
+    if wrong:
+        raise SpecError([Problem(name, why, None, valid) for name in wrong], OPTION)
 
 
 def _tune_locally(

@@ -179,3 +179,20 @@ def test_a_local_search_says_it_starts_without_the_warm_start_parents():
     assert local_notes(as_job_spec(job()).tuning) == []
     (note,) = local_notes(spec.tuning)
     assert "earlier-search" in note and "tuning.warm_start" in note
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["--local", "--dry-run"], "--dry-run"),
+        (["--local", "--bucket", "b", "--region", "us-east-1"], "--bucket"),
+        (["--hosts", "2", "--dry-run"], "--hosts"),
+        (["--fresh", "--dry-run"], "--fresh"),
+    ],
+)
+def test_tune_refuses_an_option_the_chosen_place_does_not_use(args, named, capsys):
+    from smdist.cli.app import main
+
+    assert main(["tune", str(EXAMPLE), *args]) == 2
+    err = capsys.readouterr().err
+    assert f"{named}:" in err and "Traceback" not in err
