@@ -18,6 +18,7 @@ NOTEBOOKS_DIR = Path(__file__).resolve().parents[2] / "notebooks"
 sys.path.insert(0, str(NOTEBOOKS_DIR))
 import build_tuning_notebook  # noqa: E402
 import notebook_run  # noqa: E402
+from test_notebooks import _code_cells, _shape, _text  # noqa: E402
 
 STALE = "run python notebooks/build_tuning_notebook.py --execute"
 KEY_LINES = (
@@ -34,28 +35,6 @@ LEAKS = re.compile(r"file://|(?<![\w.<])/(?:tmp|home|Users|root|var|private|work
 
 def _stored():
     return nbformat.read(NOTEBOOKS_DIR / build_tuning_notebook.FILE, as_version=4)
-
-
-def _code_cells(notebook) -> list:
-    return [cell for cell in notebook.cells if cell.cell_type == "code"]
-
-
-def _shape(notebook) -> list:
-    return [
-        [(o.output_type, o.get("name"), tuple(sorted(o.get("data", {})))) for o in cell.outputs]
-        for cell in _code_cells(notebook)
-    ]
-
-
-def _text(notebook) -> str:
-    return "\n".join(
-        "\n".join(
-            [str(output.get("text", ""))]
-            + [str(v) for mime, v in output.get("data", {}).items() if mime.startswith("text/")]
-        )
-        for cell in _code_cells(notebook)
-        for output in cell.outputs
-    )
 
 
 def _key_lines(notebook) -> list[str]:
