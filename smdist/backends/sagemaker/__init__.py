@@ -60,6 +60,11 @@ def _line() -> Any:
     return v2
 
 
+def default_bucket(boto: Any) -> str:
+    """The installed SDK line's default bucket for ``boto``'s account and region."""
+    return _line().default_bucket(boto)
+
+
 def launch(
     plan: Plan,
     *,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from smdist.backends.sagemaker import default_bucket
 from smdist.backends.sagemaker import request as request_
 from smdist.backends.sagemaker import sdk as sdk
 from smdist.backends.sagemaker.job import DEFAULT_POLL_SECONDS
@@ -76,7 +77,7 @@ def launch(
         role=role,
         region=region,
         boto_session=boto_session,
-        default_bucket=_default_bucket,
+        default_bucket=default_bucket,
     )
     request_.training_image(plan, staged.boto.region_name)  # an unknown image fails first
     client = staged.boto.client("sagemaker")
@@ -112,18 +113,6 @@ def find(
 ) -> TuningJob | None:
     """The tuning job ``name``, or None when the region has none of that name."""
     return job_.find(name, sdk.boto_session(region), poll_seconds=poll_seconds)
-
-
-def _default_bucket(boto: Any) -> str:
-    """The installed SDK line's default bucket (``sagemaker-<region>-<account>``)."""
-    from smdist.backends.sagemaker import sdk_v3_installed
-
-    if sdk_v3_installed():
-        from smdist.backends.sagemaker.v3 import trainer as v3
-
-        return v3.sagemaker_session(boto, "").default_bucket()
-    with sdk.contained():
-        return sdk.sagemaker_session(boto).default_bucket()
 
 
 __all__ = ["TuningJob", "attach", "dry_run", "find", "launch"]

@@ -64,7 +64,7 @@ def launch(
         role=role,
         region=region,
         boto_session=boto_session,
-        default_bucket=_default_bucket,
+        default_bucket=default_bucket,
     )
     session = sdk.sagemaker_session(staged.boto, staged.bucket)
     estimator_class = sdk.estimator_class(plan.estimator)
@@ -88,7 +88,8 @@ def launch(
     )
 
 
-def _default_bucket(boto: Any) -> str:
+def default_bucket(boto: Any) -> str:
+    """SDK v2's default bucket (``sagemaker-<region>-<account>``), created if absent."""
     with sdk.contained():
         return sdk.sagemaker_session(boto).default_bucket()
 

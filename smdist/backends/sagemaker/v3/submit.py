@@ -83,6 +83,11 @@ def render(submission: Submission, *, drivers: str) -> dict[str, Any]:
     )
 
 
+def default_bucket(boto: Any) -> str:
+    """SDK v3's default bucket (``sagemaker-<region>-<account>``), created if absent."""
+    return v3.sagemaker_session(boto, "").default_bucket()
+
+
 def launch(
     plan: Plan,
     *,
@@ -101,7 +106,7 @@ def launch(
         role=role,
         region=region,
         boto_session=boto_session,
-        default_bucket=lambda boto: v3.sagemaker_session(boto, "").default_bucket(),
+        default_bucket=default_bucket,
     )
     upload = staged.upload
     drivers, driver_bytes = upload_drivers(
