@@ -12,9 +12,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from smdist.catalog import api
+from smdist.catalog import api, wire
 from smdist.checks.environment_variables import added_environment
 from smdist.checks.hyperparameters import RESERVED_NAMES, RESERVED_PREFIXES
+from smdist.checks.values import looks_like_secret
 from smdist.errors import Problem
 from smdist.runtime.metrics import metric_definitions as standard_metric_definitions
 from smdist.spec.job import HYPERPARAMETER_NAME, JobSpec
@@ -163,11 +164,34 @@ def _bound_problems(path: str, parameter: ContinuousRange | IntegerRange) -> lis
 
 
 def _categorical_problems(path: str, parameter: CategoricalRange) -> list[Problem]:
+    """Each value travels as a hyperparameter (JSON-encoded, as the fixed ones): the same
+    limits and the same credential check, then no value twice."""
+    problems = []
+    limit = api.field("tuning_range_value").limit
+    for index, value in enumerate(parameter.values):
+        encoded = wire.encode(value)
+        if len(encoded) > limit:
+            problems.append(
+                Problem(
+                    f"{path}.values[{index}]",
+                    f"is {len(encoded)} characters once JSON-encoded; the tuning API takes at "
+                    f"most {limit}",
+                )
+            )
+        if looks_like_secret(encoded):
+            problems.append(
+                Problem(
+                    f"{path}.values[{index}]",
+                    "looks like a credential; tuned values are visible in the SageMaker "
+                    "console and logs",
+                    valid="read credentials in the script (e.g. from Secrets Manager)",
+                )
+            )
     text = [str(value) for value in parameter.values]
     duplicates = sorted({value for value in text if text.count(value) > 1})
     if duplicates:
-        return [Problem(f"{path}.values", "lists a value twice", duplicates)]
-    return []
+        problems.append(Problem(f"{path}.values", "lists a value twice", duplicates))
+    return problems
 
 
 def _strategy_problems(tuning: Tuning) -> list[Problem]:

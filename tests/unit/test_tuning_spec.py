@@ -196,3 +196,14 @@ def test_tune_refuses_an_option_the_chosen_place_does_not_use(args, named, capsy
     assert main(["tune", str(EXAMPLE), *args]) == 2
     err = capsys.readouterr().err
     assert f"{named}:" in err and "Traceback" not in err
+
+
+def test_a_categorical_value_that_looks_like_a_credential_is_refused():
+    key = "AKIA" + "QWERTYUIOPASDFGH"  # an access key id's shape
+    data = job(parameters={"token_kind": {"type": "categorical", "values": ["plain", key]}})
+    assert "credential" in the_problem(data, "tuning.parameters.token_kind.values[1]")
+
+
+def test_a_categorical_value_longer_than_the_api_takes_is_refused():
+    data = job(parameters={"prompt": {"type": "categorical", "values": ["x" * 300]}})
+    assert "at most 256" in the_problem(data, "tuning.parameters.prompt.values[0]")
