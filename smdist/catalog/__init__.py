@@ -1,12 +1,13 @@
 """Facts about SageMaker instances and framework support, read from dated data files.
 
-Instance types, GPU counts, prices and which framework versions each distributed library
-supports change every few months. They live in data files next to this module, each with the
-date the facts were taken and their sources: ``instances.yaml`` and ``frameworks.yaml`` (read
-here), ``images.yaml`` (training containers, ``images.py``) and ``sagemaker_api.json`` (the API's
-own limits, ``api.py``). Updating a fact is a data change and every check in smdist reads the
-same answer. This module only loads, validates and answers questions about that data (one
-instance entry is built and checked in ``instance_facts.py``, version strings are read in
+Instance types, GPU counts, prices and which framework versions each distributed library supports
+change every few months. They live in data files next to this module, each with the date the facts
+were taken and their sources: ``instances.yaml`` and ``frameworks.yaml`` (read here),
+``images.yaml`` (training containers, ``images.py``) and ``sagemaker_api.json`` (the API's own
+limits, ``api.py``). Updating a fact is a data change and every check in smdist reads the same
+answer; after editing a YAML file, ``python -m smdist.catalog`` recompiles the JSON twin it is read
+through (``data_files.py``). This module only loads, validates and answers questions about that
+data (one instance entry is built and checked in ``instance_facts.py``, version strings are read in
 ``versions.py``); it uses the standard library and PyYAML and nothing else from smdist.
 """
 
@@ -14,18 +15,17 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from smdist.catalog.data_errors import CatalogError
 from smdist.catalog.data_errors import require as _require
+from smdist.catalog.data_files import read_data_file
 from smdist.catalog.instance_facts import ACCELERATOR_KINDS as ACCELERATOR_KINDS
 from smdist.catalog.instance_facts import INSTANCE_LIBRARIES as INSTANCE_LIBRARIES
 from smdist.catalog.instance_facts import INSTANCES_FILE as _INSTANCES_FILE
 from smdist.catalog.instance_facts import InstanceInfo, build_instance
 from smdist.catalog.versions import compare_versions, same_release, version_key
 from smdist.catalog.versions import parse_version as _parse_version
-from smdist.yaml_text import parse_yaml
 
 __all__ = [
     "CATALOG_DATE",
@@ -45,8 +45,6 @@ __all__ = [
 
 _FRAMEWORKS_FILE = "frameworks.yaml"
 
-_HERE = Path(__file__).resolve().parent  # the data files ship beside this module
-
 
 @dataclass(frozen=True)
 class _InstanceCatalog:
@@ -64,8 +62,7 @@ class _FrameworkCatalog:
 
 
 def _read_yaml(file_name: str) -> dict[str, Any]:
-    text = (_HERE / file_name).read_text(encoding="utf-8")
-    data = parse_yaml(text)
+    data = read_data_file(file_name)
     if not isinstance(data, dict):
         raise CatalogError(f"{file_name}: expected a mapping at the top level.")
     return data

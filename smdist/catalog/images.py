@@ -11,17 +11,14 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from smdist.yaml_text import parse_yaml
+from smdist.catalog.data_files import read_data_file
 
 IMAGE_LIBRARIES = frozenset({"smddp", "smp_v1", "smp_v2", "horovod"})
 PROCESSORS = ("gpu", "cpu")
 _FILE = "images.yaml"
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?$")
-
-_HERE = Path(__file__).resolve().parent  # the data files ship beside this module
 
 
 class ImageCatalogError(ValueError):
@@ -98,8 +95,7 @@ def _family(repository: str, spec: dict[str, Any]) -> _Family:
 
 @functools.lru_cache(maxsize=1)
 def _data() -> dict[str, Any]:
-    text = (_HERE / _FILE).read_text(encoding="utf-8")
-    return parse_yaml(text)
+    return read_data_file(_FILE)
 
 
 @functools.lru_cache(maxsize=1)

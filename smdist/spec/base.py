@@ -11,8 +11,6 @@ instead of being pointed out. Strict mode still takes nested dicts for models, s
 typed ``Any``-like unions and stay as written.
 """
 
-from __future__ import annotations
-
 from pydantic import BaseModel, ConfigDict
 
 UNKNOWN_KEY = "unknown_key"

@@ -1,7 +1,5 @@
 """The instances a job runs on: type and count, checked against what SageMaker offers."""
 
-from __future__ import annotations
-
 from pydantic import Field, field_validator
 
 from smdist import catalog

@@ -5,8 +5,6 @@ CreateTrainingJob API accepts. The installed botocore, when there is one, is con
 names the snapshot does not know (types newer than it), because loading it costs far more.
 """
 
-from __future__ import annotations
-
 import functools
 import importlib.util
 

@@ -5,8 +5,6 @@ on the fields (so the docs, the schema and the check are one source); rules that
 job (strategy vs. cluster vs. framework version) live in ``smdist.checks.validation``.
 """
 
-from __future__ import annotations
-
 import re
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -128,8 +126,8 @@ class Spot(StrictModel):
 
 
 class Network(StrictModel):
-    subnets: list[str] = Field(default_factory=list)
-    security_group_ids: list[str] = Field(default_factory=list)
+    subnets: list[str] = Field([])
+    security_group_ids: list[str] = Field([])
     isolation: bool = Field(False, description="EnableNetworkIsolation")
     encrypt_inter_container_traffic: bool = False
 
@@ -185,10 +183,8 @@ class JobSpec(StrictModel, metaclass=_SpecErrors):
     strategy: AnyStrategy
     cluster: Cluster
     code: Code = Field(default_factory=Code)
-    inputs: dict[str, Input] = Field(
-        default_factory=dict, description="channel -> s3:// or file://"
-    )
-    hyperparameters: dict[str, HyperparameterValue] = Field(default_factory=dict)
+    inputs: dict[str, Input] = Field({}, description="channel -> s3:// or file://")
+    hyperparameters: dict[str, HyperparameterValue] = Field({})
     output_path: str | None = Field(None, description="where model.tar.gz goes (s3:// or file://)")
     checkpoint: Checkpoint | None = None
     spot: Spot = Field(default_factory=Spot)
@@ -196,12 +192,12 @@ class JobSpec(StrictModel, metaclass=_SpecErrors):
     keep_alive: int = Field(0, ge=0, le=KEEP_ALIVE_LIMIT, description="warm pool seconds")
     network: Network = Field(default_factory=Network)
     kms: Kms | None = None
-    tags: dict[str, str] = Field(default_factory=dict)
-    environment: dict[str, str] = Field(default_factory=dict)
+    tags: dict[str, str] = Field({})
+    environment: dict[str, str] = Field({})
     role: str | None = Field(None, description="IAM role ARN the job runs as")
     region: str | None = None
     metric_definitions: list[MetricDefinition] = Field(
-        default_factory=list, description="your script's metrics: name + regex over its log"
+        [], description="your script's metrics: name + regex over its log"
     )
     tuning: Tuning | None = Field(None, description="a hyperparameter search (smdist tune)")
 
@@ -263,7 +259,7 @@ class JobSpec(StrictModel, metaclass=_SpecErrors):
     # Every way to build a JobSpec takes typed objects (PyTorchDDP(), Cluster(...), Code(...)),
     # plain dicts, or a mix, and reports errors as a SpecError naming each field.
     @classmethod
-    def from_dict(cls, data: Any, source: str = "") -> JobSpec:
+    def from_dict(cls, data: Any, source: str = "") -> "JobSpec":
         """Validate ``data``; every problem becomes one line of a ``SpecError``
         (``smdist.checks.reading.from_dict`` adds the whole-job errors of the rest)."""
         if not isinstance(data, Mapping):

@@ -4,8 +4,6 @@ Ranks are laid out as mpirun and torchrun lay them out on SageMaker: host ``i`` 
 ranks ``i*P .. i*P+P-1`` for ``P`` processes per host. Groups are lists of global ranks.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass, field
 from itertools import product
 

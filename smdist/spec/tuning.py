@@ -13,8 +13,6 @@ boolean, so early stopping is ``early_stopping: true|false`` rather than the API
 ``Off``/``Auto``.
 """
 
-from __future__ import annotations
-
 import re
 from typing import Annotated, Any, Literal
 

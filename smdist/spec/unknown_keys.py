@@ -7,8 +7,6 @@ listed at once. It does not say what was meant. This module finds the model a pa
 words the error with the closest valid key and the full list.
 """
 
-from __future__ import annotations
-
 import typing
 from collections.abc import Sequence
 from typing import Any

@@ -5,8 +5,6 @@ pydantic's union tags), with pydantic's generic wording replaced by what would b
 unknown key named with the closest valid one (``unknown_keys``).
 """
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from typing import Any
 

@@ -4,8 +4,6 @@ Adding a strategy: one new module and one line in ``STRATEGIES``. SMP (``kind: s
 a union of two models, one per library major, chosen by ``version``.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Union
 
 from pydantic import Field, ValidationError

@@ -9,8 +9,6 @@ sees every problem at once. The shared field types live beside it: ``processes_p
 ``smdist.strategies.processes``, ``custom_mpi_options`` in ``smdist.strategies.mpi_options``.
 """
 
-from __future__ import annotations
-
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer

@@ -13,8 +13,6 @@ Two ways to get torchrun onto SageMaker hosts:
   torchrun with one process per GPU.
 """
 
-from __future__ import annotations
-
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field

@@ -4,8 +4,6 @@ SageMaker starts Horovod with ``mpirun`` across every host when the ``mpi`` dist
 enabled; ``processes_per_host`` is the number of ranks mpirun starts on each host.
 """
 
-from __future__ import annotations
-
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field

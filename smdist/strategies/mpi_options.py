@@ -1,7 +1,5 @@
 """``custom_mpi_options``: the field of the MPI-launched strategies, and its plain-flags check."""
 
-from __future__ import annotations
-
 import re
 import shlex
 from typing import Any

@@ -5,8 +5,6 @@ through ``TF_CONFIG``, which the SageMaker TensorFlow container builds from the 
 the ``multi_worker_mirrored_strategy`` distribution is enabled (TensorFlow >= 2.9).
 """
 
-from __future__ import annotations
-
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator

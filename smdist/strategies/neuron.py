@@ -5,8 +5,6 @@ there is no TensorFlow training container for them, so MultiWorkerMirroredStrate
 SMP v1 with TensorFlow must be refused there before a job is created.
 """
 
-from __future__ import annotations
-
 from smdist import catalog
 from smdist.errors import Problem
 from smdist.spec.cluster import Cluster

@@ -7,8 +7,6 @@ first host is the ``master`` (the coordinator) and the others are ``worker`` tas
 (``smdist.contract.parameter_server`` mirrors it outside the toolkit).
 """
 
-from __future__ import annotations
-
 from typing import Any, ClassVar, Literal
 
 from smdist.contract.commands import Launcher

@@ -1,7 +1,5 @@
 """The ``processes_per_host`` field type the strategies share: ``'auto'`` or a positive integer."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, PositiveInt

@@ -6,8 +6,6 @@ in particular PyTorch containers (the catalogue lists both), and it gains over N
 nodes.
 """
 
-from __future__ import annotations
-
 from typing import Any, ClassVar, Literal
 
 from smdist.contract.commands import Launcher

@@ -6,8 +6,6 @@ Python writes ``SMPv1(...)``, ``SMPv2(...)`` or ``SDMP(version=..., ...)``, whic
 right one. A setting of the other version is refused, naming the version it belongs to.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Any
 
 from pydantic import Discriminator, Tag, TypeAdapter, ValidationError

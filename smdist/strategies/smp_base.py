@@ -5,8 +5,6 @@ mpirun, v2 shards it with FSDP under torchrun), so each has its own model and a 
 is refused on the other with a message naming the version it belongs to — never dropped.
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any, ClassVar, Literal

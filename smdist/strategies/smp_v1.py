@@ -6,8 +6,6 @@ Each replica is pipelined over ``partitions`` devices (times ``tensor_parallel_d
 data-parallel. PyTorch and TensorFlow. Every setting below reaches ``mp_parameters`` or mpirun.
 """
 
-from __future__ import annotations
-
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator

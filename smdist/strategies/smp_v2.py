@@ -5,8 +5,6 @@ Parameters are sharded over ``hybrid_shard_degree`` ranks (0 = all) and layers s
 ``torch_distributed`` distribution. Every setting below reaches ``mp_parameters``.
 """
 
-from __future__ import annotations
-
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field
