@@ -15,9 +15,8 @@ from smdist.catalog import wire
 from smdist.checks.reading import as_job_spec
 from smdist.checks.tuning import metric_definitions
 from smdist.checks.validation import check_or_raise, effective_framework
-from smdist.contract.commands import Launch
+from smdist.contract.launch import Launch
 from smdist.errors import Problem
-from smdist.planning.submission import tf_model_dir, wire_values
 from smdist.spec.job import JobSpec
 from smdist.spec.topology import Topology
 
@@ -84,6 +83,8 @@ class Plan:
     def wire_hyperparameters(self) -> dict[str, str]:
         """What SDK v2's CreateTrainingJob carries, with placeholders for the submit-time
         values (``bind`` fills them in)."""
+        from smdist.planning.submission import tf_model_dir, wire_values  # the submit side
+
         spec = self.spec
         mpi = bool(self.launch.toolkit_hyperparameters.get("sagemaker_mpi_enabled"))
         model_dir = tf_model_dir(spec.output_path, self.job_name, BUCKET_PLACEHOLDER, mpi)

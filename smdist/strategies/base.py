@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from smdist import catalog
-from smdist.contract.commands import Launch, Launcher
+from smdist.contract.launch import Launch, Launcher
 from smdist.errors import Problem, SpecError
 from smdist.spec import topology
 from smdist.spec.base import StrictModel

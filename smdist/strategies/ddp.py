@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from smdist import catalog
-from smdist.contract.commands import Launcher
+from smdist.contract.launch import Launcher
 from smdist.errors import Problem
 from smdist.spec.cluster import Cluster
 from smdist.strategies.base import ProcessesPerHost, Strategy

@@ -9,7 +9,7 @@ first host is the ``master`` (the coordinator) and the others are ``worker`` tas
 
 from typing import Any, ClassVar, Literal
 
-from smdist.contract.commands import Launcher
+from smdist.contract.launch import Launcher
 from smdist.errors import Problem
 from smdist.spec.cluster import Cluster
 from smdist.strategies.base import Strategy

@@ -8,7 +8,7 @@ nodes.
 
 from typing import Any, ClassVar, Literal
 
-from smdist.contract.commands import Launcher
+from smdist.contract.launch import Launcher
 from smdist.errors import Problem
 from smdist.spec.cluster import Cluster
 from smdist.strategies.base import MPIOptionsMixin, Strategy, require_library

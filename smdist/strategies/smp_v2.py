@@ -9,7 +9,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from smdist.contract.commands import Launcher
+from smdist.contract.launch import Launcher
 from smdist.errors import Problem
 from smdist.spec import topology
 from smdist.spec.cluster import Cluster
