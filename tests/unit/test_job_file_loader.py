@@ -302,3 +302,16 @@ def test_set_values_refuse_duplicate_keys_and_alias_bombs():
     bomb = f"[{bomb}, " + ", ".join(["*a"] * 100) + "]"
     with pytest.raises(SpecError, match=r"hyperparameters\.big\[\d+\]: alias \*a"):
         _assignment(f"big={bomb}")
+
+
+def test_default_collections_are_not_shared_between_jobs():
+    # The mutable defaults are plain values (cheaper than builtin default factories to build):
+    # pydantic copies them for every job, so filling one job's dicts leaves the next one empty.
+    first = JobSpec(name="a", strategy=PyTorchDDP(), cluster=Cluster(instance_type="ml.g5.xlarge"))
+    first.hyperparameters["lr"] = 0.1
+    first.environment["A"] = "1"
+    first.tags["team"] = "x"
+    first.network.subnets.append("subnet-0123456789abcdef0")
+    second = JobSpec(name="b", strategy=PyTorchDDP(), cluster=Cluster(instance_type="ml.g5.xlarge"))
+    assert second.hyperparameters == {} and second.environment == {} and second.tags == {}
+    assert second.network.subnets == [] and second.inputs == {} and second.metric_definitions == []
