@@ -57,14 +57,16 @@ def run_once(code: str, python: str = sys.executable) -> float:
 
 def fresh_process_medians(codes: dict[str, tuple[str, str]], repeats: int) -> dict[str, float]:
     """Median wall time per (snippet, interpreter); runs alternate so machine load hits every
-    side alike."""
-    for code, python in codes.values():
+    side alike. Names that share a (snippet, interpreter) share one series: the same command
+    timed twice in one run would show this machine's noise as a difference."""
+    runs = set(codes.values())
+    for code, python in runs:
         run_once(code, python)  # warm-up: writes bytecode, fills the page cache
-    times: dict[str, list[float]] = {name: [] for name in codes}
+    times: dict[tuple[str, str], list[float]] = {run: [] for run in runs}
     for _ in range(repeats):
-        for name, (code, python) in codes.items():
-            times[name].append(run_once(code, python))
-    return {name: statistics.median(values) for name, values in times.items()}
+        for code, python in times:
+            times[(code, python)].append(run_once(code, python))
+    return {name: statistics.median(times[run]) for name, run in codes.items()}
 
 
 def sdk_interpreter(major: str) -> str | None:
