@@ -33,13 +33,18 @@ def _crc(text: str) -> int:
     return zlib.crc32(text.encode("utf-8"))
 
 
+def _twin(name: str) -> Any:
+    """The twin's content as read, or None when it is missing or not JSON."""
+    try:
+        return json.loads(twin_path(name).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
 def read_data_file(name: str) -> Any:
     """The parsed content of catalogue file ``name``, from its twin when that is current."""
     text = (HERE / name).read_text(encoding="utf-8")
-    try:
-        twin = json.loads(twin_path(name).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        twin = None
+    twin = _twin(name)
     if isinstance(twin, dict) and twin.get("yaml_crc32") == _crc(text):
         return twin["data"]
     return parse_yaml(text)
@@ -47,17 +52,11 @@ def read_data_file(name: str) -> Any:
 
 def stale_twins() -> list[str]:
     """The files whose twin is missing or does not hold what their YAML says."""
-    stale = []
-    for name in COMPILED_FILES:
-        text = (HERE / name).read_text(encoding="utf-8")
-        try:
-            twin = json.loads(twin_path(name).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            stale.append(name)
-            continue
-        if twin != _compiled(text):
-            stale.append(name)
-    return stale
+    return [
+        name
+        for name in COMPILED_FILES
+        if _twin(name) != _compiled((HERE / name).read_text(encoding="utf-8"))
+    ]
 
 
 def _compiled(text: str) -> dict[str, Any]:
