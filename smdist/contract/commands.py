@@ -42,6 +42,7 @@ from .mpi import (
     parse_custom_mpi_options,
     smddp_command,
 )
+from .parameter_server import tf_config as parameter_server_tf_config
 from .parameter_server_host import ADDRESSES_ENV
 from .program import (
     TORCHRUN_PORT,
@@ -160,6 +161,18 @@ def launcher_environment(
     return {}
 
 
+def script_environment(launcher: Launcher, hosts: Sequence[str], index: int) -> dict[str, str]:
+    """What the training script on host ``index`` finds from its launcher in the container:
+    ``launcher_environment``, plus what a launcher's host steps write before they start it
+    (``parameter_server``: the toolkit's TF_CONFIG with ``master``/``worker``/``ps`` tasks,
+    none on one host)."""
+    environment = launcher_environment(launcher, hosts, index)
+    if launcher is Launcher.PARAMETER_SERVER and len(hosts) > 1:
+        config = parameter_server_tf_config(list(hosts), hosts[index])
+        environment["TF_CONFIG"] = json.dumps(config)
+    return environment
+
+
 __all__ = [
     "CREDENTIALS",
     "GETHOSTNAME_SHIM",
@@ -184,6 +197,7 @@ __all__ = [
     "mpirun_command",
     "parse_custom_mpi_options",
     "program_command",
+    "script_environment",
     "smddp_command",
     "torchrun_command",
 ]

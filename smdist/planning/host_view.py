@@ -23,14 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from smdist.contract import parameter_server
 from smdist.contract.commands import (
     TORCHRUN_PORT,
     HostArguments,
     Image,
     Launcher,
     host_command,
-    launcher_environment,
+    script_environment,
 )
 from smdist.contract.environment import (
     FRAMEWORK_MODULES,
@@ -131,9 +130,7 @@ def _container_environment(
     if launcher is Launcher.TORCHRUN:  # the TorchDistributedRunner's own settings
         environment.update({k: v for k, v in efa.items() if k.startswith(("FI_", "RDMAV_"))})
         environment.update({"NCCL_SOCKET_IFNAME": NETWORK_INTERFACE, "NCCL_PROTO": "simple"})
-    environment.update(launcher_environment(launcher, hosts, index))
-    if launcher is Launcher.PARAMETER_SERVER and len(hosts) > 1:  # what its host steps write
-        environment["TF_CONFIG"] = json.dumps(parameter_server.tf_config(hosts, hosts[index]))
+    environment.update(script_environment(launcher, hosts, index))
     return environment
 
 

@@ -89,10 +89,64 @@ def _host_of(stream: str, job_name: str) -> str:
     return host if sep and suffix.isdigit() else tail
 
 
-class SageMakerJob:
-    """A training job on SageMaker (``backend="sagemaker"``)."""
+NOT_FOUND = ("ValidationException", "ResourceNotFound")  # what Describe* says of no such job
+
+
+def is_not_found(exc: Any) -> bool:
+    """Whether a botocore ClientError from a Describe* call says there is no such job."""
+    return exc.response.get("Error", {}).get("Code") in NOT_FOUND
+
+
+class RemoteJob:
+    """What a training job and a tuning job on SageMaker share: their name and region, the
+    plan and Submission they were created from, the code upload, and the polling rules."""
 
     backend = "sagemaker"
+
+    def __init__(
+        self,
+        name: str,
+        boto_session: Any,
+        plan: Plan | None = None,
+        poll_seconds: float = DEFAULT_POLL_SECONDS,
+        submission: Submission | None = None,
+        source_uri: str | None = None,
+        uploaded_bytes: int | None = None,
+    ) -> None:
+        self.name = name
+        self.plan = plan
+        self.submission = submission  # the bound values this job was created with
+        self.poll_seconds = poll_seconds
+        self.source_uri = source_uri
+        self.uploaded_bytes = uploaded_bytes  # the code's; 0 when it was already there
+        self.region = boto_session.region_name
+        self._boto = boto_session
+        self._sagemaker = boto_session.client("sagemaker")
+
+    @property
+    def status(self) -> JobStatus:
+        raise NotImplementedError
+
+    def _sleep(self, deadline: float | None) -> float:
+        if deadline is None:
+            return self.poll_seconds
+        return max(0.0, min(self.poll_seconds, deadline - time.monotonic()))
+
+    def _stop_unless_ended(self, stop_call: Callable[[], Any]) -> None:
+        """Send a Stop* call; stopping a job that already ended is not an error for the caller."""
+        from botocore.exceptions import ClientError
+
+        try:
+            stop_call()
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") != "ValidationException":
+                raise
+            if not self.status.finished:
+                raise
+
+
+class SageMakerJob(RemoteJob):
+    """A training job on SageMaker (``backend="sagemaker"``)."""
 
     def __init__(
         self,
@@ -106,16 +160,11 @@ class SageMakerJob:
         drivers_uri: str | None = None,
         drivers_uploaded_bytes: int | None = None,
     ) -> None:
-        self.name = name
-        self.plan = plan
-        self.submission = submission  # the bound values this job was created with
-        self.poll_seconds = poll_seconds
-        self.source_uri = source_uri
-        self.uploaded_bytes = uploaded_bytes  # the code's; 0 when it was already there
+        super().__init__(
+            name, boto_session, plan, poll_seconds, submission, source_uri, uploaded_bytes
+        )
         self.drivers_uri = drivers_uri  # SDK v3's sm_drivers channel
         self.drivers_uploaded_bytes = drivers_uploaded_bytes
-        self.region = boto_session.region_name
-        self._sagemaker = boto_session.client("sagemaker")
         self._logs = boto_session.client("logs")
         self._reader = CloudWatchLogReader(self._logs, name)
 
@@ -160,11 +209,6 @@ class SageMakerJob:
                 return
             time.sleep(self._sleep(deadline))
 
-    def _sleep(self, deadline: float | None) -> float:
-        if deadline is None:
-            return self.poll_seconds
-        return max(0.0, min(self.poll_seconds, deadline - time.monotonic()))
-
     def wait(
         self,
         timeout: float | None = None,
@@ -191,16 +235,9 @@ class SageMakerJob:
 
     def stop(self) -> None:
         """StopTrainingJob: SageMaker sends SIGTERM, then SIGKILL after 120 seconds."""
-        from botocore.exceptions import ClientError
-
-        try:
-            self._sagemaker.stop_training_job(TrainingJobName=self.name)
-        except ClientError as exc:
-            # Stopping a job that already ended is not an error for the caller.
-            if exc.response.get("Error", {}).get("Code") != "ValidationException":
-                raise
-            if not self.status.finished:
-                raise
+        self._stop_unless_ended(
+            lambda: self._sagemaker.stop_training_job(TrainingJobName=self.name)
+        )
 
 
 def attach(
@@ -213,8 +250,7 @@ def attach(
     try:
         job.describe()
     except ClientError as exc:
-        error = exc.response.get("Error", {})
-        if error.get("Code") in ("ValidationException", "ResourceNotFound"):
+        if is_not_found(exc):
             raise SpecError(
                 [
                     Problem(

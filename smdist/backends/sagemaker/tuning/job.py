@@ -12,47 +12,26 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from smdist.backends.base import JobError, JobStatus
-from smdist.backends.sagemaker.job import DEFAULT_POLL_SECONDS, SageMakerJob
+from smdist.backends.sagemaker.job import (
+    DEFAULT_POLL_SECONDS,
+    RemoteJob,
+    SageMakerJob,
+    is_not_found,
+)
 from smdist.backends.sagemaker.tuning import results
 from smdist.backends.tuning_results import Trial, TuningResult
 from smdist.errors import NO_SUCH_JOB, Problem, SpecError
 
-if TYPE_CHECKING:
-    from smdist.planning.plan import Plan
-    from smdist.planning.submission import Submission
-
-NOT_FOUND = ("ValidationException", "ResourceNotFound")  # what Describe* says of no such job
 _STATUS = {status.value: status for status in JobStatus}
 _STATUS.update({"Deleting": JobStatus.STOPPED, "DeleteFailed": JobStatus.STOPPED})
 
 
-class TuningJob:
-    """A tuning job on SageMaker (``smdist tune``, ``smdist.tune(backend="sagemaker")``)."""
-
-    backend = "sagemaker"
-
-    def __init__(
-        self,
-        name: str,
-        boto_session: Any,
-        plan: Plan | None = None,
-        poll_seconds: float = DEFAULT_POLL_SECONDS,
-        submission: Submission | None = None,
-        source_uri: str | None = None,
-        uploaded_bytes: int | None = None,
-    ) -> None:
-        self.name = name
-        self.plan = plan
-        self.submission = submission  # the bound values the trials were defined with
-        self.poll_seconds = poll_seconds
-        self.source_uri = source_uri
-        self.uploaded_bytes = uploaded_bytes
-        self.region = boto_session.region_name
-        self._boto = boto_session
-        self._sagemaker = boto_session.client("sagemaker")
+class TuningJob(RemoteJob):
+    """A tuning job on SageMaker (``smdist tune``, ``smdist.tune(backend="sagemaker")``); its
+    ``submission`` holds the bound values the trials were defined with."""
 
     def __repr__(self) -> str:
         return f"TuningJob({self.name!r}, region={self.region!r})"
@@ -103,7 +82,7 @@ class TuningJob:
         try:
             description = self._sagemaker.describe_training_job(TrainingJobName=training_job)
         except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") in NOT_FOUND:
+            if is_not_found(exc):
                 return None
             raise
         if description.get("TrainingJobStatus") != JobStatus.COMPLETED.value:
@@ -175,10 +154,7 @@ class TuningJob:
             status = _STATUS[description["HyperParameterTuningJobStatus"]]
             if status.finished or (deadline is not None and time.monotonic() >= deadline):
                 break
-            pause = self.poll_seconds
-            if deadline is not None:
-                pause = max(0.0, min(pause, deadline - time.monotonic()))
-            time.sleep(pause)
+            time.sleep(self._sleep(deadline))
         if raise_on_failure and status in (JobStatus.FAILED, JobStatus.STOPPED):
             raise JobError(self.name, status, description.get("FailureReason"))
         return status
@@ -208,16 +184,11 @@ class TuningJob:
 
     def stop(self) -> None:
         """StopHyperParameterTuningJob: SageMaker stops every running trial."""
-        from botocore.exceptions import ClientError
-
-        try:
-            self._sagemaker.stop_hyper_parameter_tuning_job(HyperParameterTuningJobName=self.name)
-        except ClientError as exc:
-            # Stopping a search that already ended is not an error for the caller.
-            if exc.response.get("Error", {}).get("Code") != "ValidationException":
-                raise
-            if not self.status.finished:
-                raise
+        self._stop_unless_ended(
+            lambda: self._sagemaker.stop_hyper_parameter_tuning_job(
+                HyperParameterTuningJobName=self.name
+            )
+        )
 
 
 def find(name: str, boto_session: Any, poll_seconds: float = DEFAULT_POLL_SECONDS):
@@ -228,7 +199,7 @@ def find(name: str, boto_session: Any, poll_seconds: float = DEFAULT_POLL_SECOND
     try:
         job.describe()
     except ClientError as exc:
-        if exc.response.get("Error", {}).get("Code") in NOT_FOUND:
+        if is_not_found(exc):
             return None
         raise
     return job
