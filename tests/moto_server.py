@@ -127,6 +127,17 @@ def point_aws_at(
     return server
 
 
+def unreachable_aws(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Every AWS call would fail: no credentials, no profile or AWS configuration files, and
+    an endpoint that nothing listens on (a port bound, then closed)."""
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{free_port()}")
+
+
 def capture_create_training_job(boto_session) -> list[dict]:
     """Every CreateTrainingJob request sent through ``boto_session`` from now on, as boto3
     sends it."""

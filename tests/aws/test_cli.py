@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 import json
-import socket
 from pathlib import Path
 
 import pytest
 import yaml
+from moto_server import unreachable_aws
 
 from smdist.cli.app import main
 
@@ -39,19 +39,8 @@ def submit(tmp_path: Path, capsys, *args: str, **extra) -> tuple[int, str, str]:
     return code, captured.out, captured.err
 
 
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]  # nothing listens once the socket is closed
-
-
 def test_dry_run_needs_no_credentials_and_calls_no_aws(tmp_path, capsys, monkeypatch):
-    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{closed_port()}")
+    unreachable_aws(monkeypatch, tmp_path)
     code = main(["submit", str(job_file(tmp_path)), "--dry-run", "--bucket", BUCKET])
     out = capsys.readouterr().out
     assert code == 0

@@ -19,12 +19,12 @@ botocore's output shape), next to training jobs and logs that moto really holds.
 from __future__ import annotations
 
 import json
-import socket
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
+from moto_server import unreachable_aws
 
 from smdist.backends.sagemaker.tuning import names
 from smdist.backends.sagemaker.tuning import request as tuning_request
@@ -51,22 +51,6 @@ FAST = ["--poll", "0.05"]
 def dry_run(path: Path, capsys, verb: str = "tune") -> dict[str, Any]:
     assert main([verb, str(path), "--dry-run", *ACCOUNT]) == 0, capsys.readouterr().err
     return json.loads(capsys.readouterr().out)
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def no_aws(monkeypatch, tmp_path) -> None:
-    """Every AWS call would fail: no credentials, an endpoint nothing listens on."""
-    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{closed_port()}")
 
 
 # ---- every example: the request, moto, and submit's request ------------------------------------
@@ -270,7 +254,7 @@ BASE_TUNING_REQUEST: dict[str, Any] = {
 
 # ---- what is refused before any AWS call --------------------------------------------------------
 def test_a_job_without_tuning_exits_2_naming_the_field(tmp_path, capsys, monkeypatch):
-    no_aws(monkeypatch, tmp_path)
+    unreachable_aws(monkeypatch, tmp_path)
     path = write(tmp_path, example("pytorch_ddp.yaml"))
     assert main(["tune", str(path), *ACCOUNT]) == 2
     err = capsys.readouterr().err
@@ -293,7 +277,7 @@ def test_a_job_without_tuning_exits_2_naming_the_field(tmp_path, capsys, monkeyp
 def test_a_bad_tuning_section_exits_2_naming_the_field(
     change, field, tmp_path, capsys, monkeypatch
 ):
-    no_aws(monkeypatch, tmp_path)
+    unreachable_aws(monkeypatch, tmp_path)
     data = tuning_variant(example("pytorch_ddp.yaml"))
     data["tuning"].update(change)
     for verb in (["--dry-run"], []):
@@ -302,7 +286,7 @@ def test_a_bad_tuning_section_exits_2_naming_the_field(
 
 
 def test_a_tuned_name_also_fixed_exits_2(tmp_path, capsys, monkeypatch):
-    no_aws(monkeypatch, tmp_path)
+    unreachable_aws(monkeypatch, tmp_path)
     data = tuning_variant(example("pytorch_ddp.yaml"))
     data["hyperparameters"]["batch_size"] = 64
     assert main(["tune", str(write(tmp_path, data)), *ACCOUNT]) == 2
@@ -527,7 +511,7 @@ def test_local_hands_the_plan_to_the_local_search(tmp_path, capsys, monkeypatch)
     import sys
     import types
 
-    no_aws(monkeypatch, tmp_path)
+    unreachable_aws(monkeypatch, tmp_path)
     seen: dict[str, Any] = {}
 
     def run(plan, **options):  # noqa: ANN001, ANN202 - stands in for tuning_local.run
