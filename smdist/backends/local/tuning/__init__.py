@@ -34,6 +34,21 @@ def local_notes(tuning: Tuning) -> list[str]:
     return notes
 
 
+def _require_optuna() -> None:
+    try:
+        with warnings.catch_warnings():
+            # Optuna imports tqdm.auto, which in a notebook without ipywidgets warns (naming
+            # its own path) about a progress bar smdist never shows.
+            warnings.filterwarnings("ignore", message="IProgress not found")
+            import optuna  # noqa: F401
+    except ImportError:
+        from smdist.backends.local.setup import PrepareError
+
+        raise PrepareError(
+            "a local search runs with Optuna, which is not installed: pip install 'smdist[tune]'"
+        ) from None
+
+
 def tune_locally(
     plan: Plan,
     *,
@@ -56,18 +71,7 @@ def tune_locally(
     Ctrl-C or SIGTERM stops the running trials (no process is left) and returns with status
     ``Stopped``; running it again resumes: finished trials are kept, stopped ones run again.
     """
-    try:
-        with warnings.catch_warnings():
-            # Optuna imports tqdm.auto, which in a notebook without ipywidgets warns (naming
-            # its own path) about a progress bar smdist never shows.
-            warnings.filterwarnings("ignore", message="IProgress not found")
-            import optuna  # noqa: F401
-    except ImportError:
-        from smdist.backends.local.setup import PrepareError
-
-        raise PrepareError(
-            "a local search runs with Optuna, which is not installed: pip install 'smdist[tune]'"
-        ) from None
+    _require_optuna()
     from smdist.backends.local.tuning import space, store
     from smdist.backends.local.tuning.objective import objective_regex
     from smdist.backends.local.tuning.search import Search, default_parallel
