@@ -39,6 +39,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -387,3 +388,28 @@ def _wait(processes: list[subprocess.Popen], timeout: float) -> tuple[list, set[
     for process in processes:  # what a command left behind in its session
         _kill_session(process.pid, signal.SIGKILL)
     return codes, timed_out, stopped
+
+
+# torch 2.13's gloo now and then aborts a rank at interpreter exit, after the script finished
+# ("terminate called without an active exception", SIGABRT): upstream, unrelated to what these
+# tests prove, and SageMaker would fail such a job the same way.
+TORCH_EXIT_ABORT = "terminate called without an active exception"
+
+
+def run_request_past_torch_exit_aborts(
+    request: dict[str, Any],
+    s3: Any,
+    *,
+    finished: Callable[[str], bool],
+    root: str | Path,
+    **options: Any,
+) -> list[HostResult]:
+    """``run_request``, run once more in a fresh ``root`` when it failed only by torch's abort
+    at exit: a host failed, some rank aborted so, and ``finished(output of every host)`` says
+    the script had done its work everywhere. Any other failure is returned as it is."""
+    results = run_request(request, s3, root=root, **options)
+    output = "".join(result.output for result in results)
+    failed = any(result.returncode != 0 for result in results)
+    if failed and TORCH_EXIT_ABORT in output and finished(output):
+        results = run_request(request, s3, root=f"{root}-again", **options)
+    return results

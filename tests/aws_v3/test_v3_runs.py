@@ -23,7 +23,7 @@ from smdist.planning.plan import plan
 from smdist.spec.job import JobSpec
 
 from .conftest import BUCKET, REGION, ROLE
-from .emulated_container import run_request
+from .emulated_container import run_request, run_request_past_torch_exit_aborts
 
 REPO = Path(__file__).resolve().parents[2]
 REPORT = "RANK-REPORT "
@@ -95,9 +95,10 @@ def test_v3_torchrun_ddp_job_trains_on_two_emulated_hosts(
     (request,) = captured_requests
     assert request["AlgorithmSpecification"]["ContainerEntrypoint"] == ["/bin/bash"]
 
-    results = run_request(
+    results = run_request_past_torch_exit_aborts(
         request, boto_session.client("s3"), hosts=2, python=container_python,
         root=tmp_path / "hosts", timeout=300,
+        finished=lambda output: len(reports(output)) == 2,  # each rank reports at its end
     )  # fmt: skip
 
     assert [r.host for r in results] == ["algo-1", "algo-2"]
