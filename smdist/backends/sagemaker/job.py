@@ -107,6 +107,7 @@ class RemoteJob:
         self,
         name: str,
         boto_session: Any,
+        *,
         plan: Plan | None = None,
         poll_seconds: float = DEFAULT_POLL_SECONDS,
         submission: Submission | None = None,
@@ -146,23 +147,19 @@ class RemoteJob:
 
 
 class SageMakerJob(RemoteJob):
-    """A training job on SageMaker (``backend="sagemaker"``)."""
+    """A training job on SageMaker (``backend="sagemaker"``); ``common`` takes ``RemoteJob``'s
+    keywords."""
 
     def __init__(
         self,
         name: str,
         boto_session: Any,
-        plan: Plan | None = None,
-        poll_seconds: float = DEFAULT_POLL_SECONDS,
-        submission: Submission | None = None,
-        source_uri: str | None = None,
-        uploaded_bytes: int | None = None,
+        *,
         drivers_uri: str | None = None,
         drivers_uploaded_bytes: int | None = None,
+        **common: Any,
     ) -> None:
-        super().__init__(
-            name, boto_session, plan, poll_seconds, submission, source_uri, uploaded_bytes
-        )
+        super().__init__(name, boto_session, **common)
         self.drivers_uri = drivers_uri  # SDK v3's sm_drivers channel
         self.drivers_uploaded_bytes = drivers_uploaded_bytes
         self._logs = boto_session.client("logs")
