@@ -157,7 +157,10 @@ def test_an_alias_bomb_is_refused_naming_the_anchor_within_a_second(tmp_path):
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stdout + result.stderr
     assert "anchor &a" in result.stderr
-    assert cpu < 1.0  # the whole process, interpreter start included (it took 15 s before)
+    # The bomb costs the CLI under a second more than an ordinary job file does (it took 15 s
+    # before); measured against that file, the bound holds on a slow or loaded machine too.
+    _, ordinary = validate(write(tmp_path, JOB, name="ordinary.yaml"))
+    assert cpu < ordinary + 1.0
 
 
 def test_an_alias_inside_its_own_anchor_is_refused(tmp_path):
