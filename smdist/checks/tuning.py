@@ -10,7 +10,7 @@ positive minimum, at most 30 ranges in all) from the API reference.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from smdist.catalog import api, wire
 from smdist.checks.environment_variables import added_environment
@@ -19,7 +19,9 @@ from smdist.checks.values import looks_like_secret
 from smdist.errors import Problem
 from smdist.runtime.metrics import metric_definitions as standard_metric_definitions
 from smdist.spec.job import HYPERPARAMETER_NAME, JobSpec
-from smdist.spec.tuning import CategoricalRange, ContinuousRange, IntegerRange, Tuning
+
+if TYPE_CHECKING:  # the models are built only for a job with a tuning: section
+    from smdist.spec.tuning import CategoricalRange, ContinuousRange, IntegerRange, Tuning
 
 # "the sum of the number of hyperparameters for all the ranges can't exceed" the list maximum
 MAX_RANGES = api.field("tuning_ranges").limit
@@ -129,9 +131,9 @@ def _parameter_problems(spec: JobSpec, name: str, parameter: Any) -> list[Proble
                 f"remove hyperparameters.{name}, or do not tune it",
             )
         )
-    if isinstance(parameter, ContinuousRange | IntegerRange):
+    if parameter.type in ("continuous", "integer"):
         problems += _bound_problems(path, parameter)
-    elif isinstance(parameter, CategoricalRange):
+    elif parameter.type == "categorical":
         problems += _categorical_problems(path, parameter)
     return problems
 
@@ -199,7 +201,7 @@ def _strategy_problems(tuning: Tuning) -> list[Problem]:
     strategy = tuning.strategy
     if strategy == "Grid":
         for name, parameter in tuning.parameters.items():
-            if not isinstance(parameter, CategoricalRange):
+            if parameter.type != "categorical":
                 problems.append(
                     Problem(
                         f"tuning.parameters.{name}.type",

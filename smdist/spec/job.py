@@ -7,17 +7,28 @@ job (strategy vs. cluster vs. framework version) live in ``smdist.checks.validat
 
 import re
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import yaml
-from pydantic import Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    PlainValidator,
+    SerializeAsAny,
+    ValidationError,
+    field_validator,
+)
 
 from smdist.catalog import api
 from smdist.errors import Problem, SpecError, suggest
 from smdist.spec.base import StrictModel
 from smdist.spec.cluster import Cluster
-from smdist.spec.tuning import MetricDefinition, Tuning
-from smdist.strategies import AnyStrategy, validation_problems
+from smdist.spec.metrics import MetricDefinition
+from smdist.spec.validation_errors import problems_from_validation_error
+from smdist.strategies import Strategy, any_strategy, chosen_model, validate_strategy
+
+if TYPE_CHECKING:  # pragma: no cover
+    from smdist.spec.tuning import Tuning
 
 # Patterns and limits the CreateTrainingJob API states come from botocore's service model (the
 # dated snapshot in smdist/catalog/sagemaker_api.json). Where smdist is stricter than the API (S3
@@ -71,6 +82,30 @@ def check_uri(value: str) -> str:
             raise ValueError(f"{value!r} names no directory; expected file:///path/to/dir")
         return value
     raise ValueError(f"{value!r} is neither s3://bucket/prefix nor file:///local/path")
+
+
+def _tuning_model() -> "type[Tuning]":
+    from smdist.spec.tuning import Tuning
+
+    return Tuning
+
+
+def validate_tuning(value: Any) -> "Tuning | None":
+    """A job's ``tuning:`` section; its models are built only for a job that has one."""
+    return None if value is None else _tuning_model().model_validate(value)
+
+
+def validation_problems(exc: ValidationError, data: Any = None) -> list[Problem]:
+    """A job's validation errors as Problems, one per field path. ``data``, the job as given,
+    names the models that checked ``strategy`` and ``tuning`` (their keys are listed when one
+    is unknown)."""
+    chosen: dict[str, type[BaseModel]] = {}
+    if isinstance(data, Mapping):
+        if (strategy := chosen_model(data.get("strategy"))) is not None:
+            chosen["strategy"] = strategy
+        if data.get("tuning") is not None:
+            chosen["tuning"] = _tuning_model()
+    return problems_from_validation_error(exc, chosen=chosen)
 
 
 class Code(StrictModel):
@@ -173,14 +208,15 @@ class _SpecErrors(type(StrictModel)):
         try:
             return super().__call__(*args, **fields)
         except ValidationError as exc:
-            raise SpecError(validation_problems(exc)) from None
+            raise SpecError(validation_problems(exc, fields)) from None
 
 
 class JobSpec(StrictModel, metaclass=_SpecErrors):
     """One distributed training job, independent of where it runs."""
 
     name: str = Field(description="job name prefix (letters, digits, hyphens; <= 63 chars)")
-    strategy: AnyStrategy
+    # Validated by the model its kind names (smdist.strategies), dumped with that model's fields.
+    strategy: Annotated[SerializeAsAny[Strategy], PlainValidator(validate_strategy)]
     cluster: Cluster
     code: Code = Field(default_factory=Code)
     inputs: dict[str, Input] = Field({}, description="channel -> s3:// or file://")
@@ -199,7 +235,9 @@ class JobSpec(StrictModel, metaclass=_SpecErrors):
     metric_definitions: list[MetricDefinition] = Field(
         [], description="your script's metrics: name + regex over its log"
     )
-    tuning: Tuning | None = Field(None, description="a hyperparameter search (smdist tune)")
+    tuning: Annotated[SerializeAsAny[StrictModel] | None, PlainValidator(validate_tuning)] = Field(
+        None, description="a hyperparameter search (smdist tune)"
+    )
 
     @field_validator("name")
     @classmethod
@@ -267,7 +305,7 @@ class JobSpec(StrictModel, metaclass=_SpecErrors):
         try:
             return cls.model_validate(dict(data))
         except ValidationError as exc:
-            raise SpecError(validation_problems(exc)) from None
+            raise SpecError(validation_problems(exc, data)) from None
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False):
         """A copy with ``update`` applied — validated, unlike pydantic's own ``model_copy``, so
@@ -289,4 +327,15 @@ class JobSpec(StrictModel, metaclass=_SpecErrors):
 
 
 def json_schema() -> dict[str, Any]:
-    return JobSpec.model_json_schema(by_alias=True)
+    """The job file's JSON Schema: the fields validated lazily (``strategy``, ``tuning``) with
+    the models they are validated by, every registered strategy kind among them."""
+
+    class JobSpecSchema(JobSpec):
+        __doc__ = JobSpec.__doc__
+        model_config = {"title": "JobSpec"}
+        strategy: any_strategy()  # type: ignore[valid-type]
+        tuning: _tuning_model() | None = Field(  # type: ignore[valid-type]
+            None, description=JobSpec.model_fields["tuning"].description
+        )
+
+    return JobSpecSchema.model_json_schema(by_alias=True)

@@ -1,4 +1,4 @@
-"""The ``tuning:`` section of a job file, and the metric definitions an objective is read with.
+"""The ``tuning:`` section of a job file (its objective names one of ``metric_definitions``).
 
 Field names follow what a user writes in YAML; the values the tuning API takes (strategy and
 scaling names, objective types) are kept as the API spells them, so that a value seen in the
@@ -7,13 +7,14 @@ against its scaling, Grid against non-categorical ranges, the objective against 
 definitions, a tuned name also set as a fixed hyperparameter) are in ``smdist.checks.tuning``,
 which names the exact field of each problem.
 
+The models are built only for a job that has the section (``smdist.spec.job``).
+
 Two YAML traps are closed here: PyYAML reads ``1e-4`` (no dot) as a string, so a continuous
 bound given as a string that reads as a number is taken as that number; and ``Off`` is a YAML
 boolean, so early stopping is ``early_stopping: true|false`` rather than the API's
 ``Off``/``Auto``.
 """
 
-import re
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
@@ -139,24 +140,3 @@ class Tuning(StrictModel):
         description="seconds for the whole search",
     )
     name: str | None = Field(None, description="tuning job name prefix (default: the job's)")
-
-
-class MetricDefinition(StrictModel):
-    """A metric SageMaker reads from the job's log: the regex's first group is the value."""
-
-    name: str = Field(min_length=1, max_length=_api("metric_name").limit)
-    regex: str = Field(min_length=1, max_length=_api("metric_regex").limit)
-
-    @field_validator("regex")
-    @classmethod
-    def _compiles(cls, value: str) -> str:
-        try:
-            groups = re.compile(value).groups
-        except re.error as exc:
-            raise ValueError(f"{value!r} is not a regular expression: {exc}") from None
-        if groups < 1:
-            raise ValueError(f"{value!r} captures nothing: put the value in a group, e.g. (\\S+)")
-        return value
-
-    def as_api(self) -> dict[str, str]:
-        return {"Name": self.name, "Regex": self.regex}

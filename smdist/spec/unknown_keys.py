@@ -3,12 +3,12 @@
 Pydantic's ``extra="forbid"`` reports each unknown key at its path ("Extra inputs are not
 permitted") and goes on checking the other fields, which is what lets a job file's typos be
 listed at once. It does not say what was meant. This module finds the model a path leads to
-(through nested models, dict values, list items and the union tags pydantic puts in paths) and
+(through nested models, dict values and list items) and
 words the error with the closest valid key and the full list.
 """
 
 import typing
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -32,23 +32,18 @@ def _field(model: type[BaseModel], key: Any) -> Any:
     return None
 
 
-def _tags(model: type[BaseModel]) -> set[str]:
-    """The union tags pydantic writes into a path for ``model``: its kind, kind_v<version>."""
-    kind = getattr(model.model_fields.get("kind"), "default", None)
-    version = getattr(model.model_fields.get("version"), "default", None)
-    if not isinstance(kind, str):
-        return set()
-    return {kind} if version is None else {kind, f"{kind}_v{version}"}
+def model_at(
+    root: type[BaseModel], loc: Sequence[int | str], chosen: Mapping[str, type[BaseModel]] = {}
+) -> type[BaseModel] | None:
+    """The model whose keys are checked at ``loc`` (the path without the unknown key).
 
-
-def model_at(root: type[BaseModel], loc: Sequence[int | str]) -> type[BaseModel] | None:
-    """The model whose keys are checked at ``loc`` (the path without the unknown key)."""
+    ``chosen``: the model that validated a top-level field its annotation does not name (a job's
+    ``strategy`` is validated by the model its ``kind`` picks)."""
     candidates = [root]
-    for item in loc:
+    for depth, item in enumerate(loc):
         fields = [_field(model, item) for model in candidates]
-        if len(candidates) > 1 and any(item in _tags(model) for model in candidates):
-            # A union's tag comes first: SMP v1's ``horovod`` setting is also a strategy kind.
-            candidates = [model for model in candidates if item in _tags(model)]
+        if depth == 0 and item in chosen:
+            candidates = [chosen[str(item)]]
         elif any(field is not None for field in fields):
             candidates = [
                 found
@@ -74,13 +69,15 @@ def _root(title: str) -> type[BaseModel] | None:
     return None
 
 
-def unknown_key_message(title: str, loc: Sequence[int | str], key: str, prefix: str = "") -> str:
-    """The message for the unknown ``key`` found at ``loc`` while validating model ``title``
-    (or, for a bare strategy union, the job spec's field ``prefix``)."""
+def unknown_key_message(
+    title: str,
+    loc: Sequence[int | str],
+    key: str,
+    chosen: Mapping[str, type[BaseModel]] = {},
+) -> str:
+    """The message for the unknown ``key`` found at ``loc`` while validating model ``title``."""
     root = _root(title)
-    if root is None and prefix:
-        root, loc = _root("JobSpec"), (prefix, *loc)
-    model = model_at(root, loc) if root is not None else None
+    model = model_at(root, loc, chosen) if root is not None else None
     if model is None:
         return f"unknown key {key!r}"
     shown = sorted(field.alias or name for name, field in model.model_fields.items())

@@ -1,39 +1,36 @@
 """Pydantic's validation errors as ``Problem`` values a person can act on.
 
-Each error becomes one problem at its field's path (``strategy.processes_per_host``, not
-pydantic's union tags), with pydantic's generic wording replaced by what would be valid, and an
-unknown key named with the closest valid one (``unknown_keys``).
+Each error becomes one problem at its field's path (``strategy.processes_per_host``), with
+pydantic's generic wording replaced by what would be valid, and an unknown key named with the
+closest valid one (``unknown_keys``).
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from smdist.errors import Problem, suggest
 from smdist.spec.unknown_keys import unknown_key_message
 
 
-def render_location(loc: Sequence[int | str], drop: frozenset[str] = frozenset()) -> str:
-    """('strategy', 'horovod', 'processes_per_host') -> 'strategy.processes_per_host'.
-
-    Pydantic puts the discriminator's tag into the location of a tagged union member; users
-    never wrote it, so it is dropped.
-    """
+def render_location(loc: Sequence[int | str]) -> str:
+    """('strategy', 'processes_per_host') -> 'strategy.processes_per_host'; ('inputs', 0) ->
+    'inputs[0]'."""
     parts: list[str] = []
     for item in loc:
         if isinstance(item, int):
             parts.append(f"[{item}]")
-        elif item in drop:
-            continue
         else:
             parts.append(("." if parts else "") + str(item))
     return "".join(parts)
 
 
 def problems_from_validation_error(
-    exc: ValidationError, prefix: str = "", drop: frozenset[str] = frozenset()
+    exc: ValidationError, prefix: str = "", chosen: Mapping[str, type[BaseModel]] = {}
 ) -> list[Problem]:
+    """``chosen``: the models that validated top-level fields their annotation does not name
+    (``unknown_keys.model_at``), so that an unknown key there is worded with the valid ones."""
     problems = []
     for error in exc.errors(include_url=False):
         valid: str | None = None
@@ -44,9 +41,6 @@ def problems_from_validation_error(
         if message.startswith("Value error, "):
             message = message[len("Value error, ") :]
         value = error.get("input")
-        if error["type"] == "union_tag_not_found":
-            tag = error["ctx"]["discriminator"].strip("'")
-            message = f"needs a {tag!r} key naming one of: {', '.join(sorted(drop))}"
         if error["type"] == "union_tag_invalid":
             tag, expected = str(error["ctx"]["tag"]), error["ctx"]["expected_tags"]
             close = suggest(tag.replace("-", "_").lower(), expected.replace("'", "").split(", "))
@@ -54,12 +48,13 @@ def problems_from_validation_error(
             message = f"unknown {error['ctx']['discriminator'].strip(chr(39))} {tag!r}{hint}"
             value, valid = None, expected
         if error["type"] == "extra_forbidden":
-            message = unknown_key_message(exc.title, error["loc"][:-1], error["loc"][-1], prefix)
+            *parent, key = error["loc"]
+            message = unknown_key_message(exc.title, parent, str(key), chosen)
             value = None  # the key is the problem, not its value
         if error["type"] in ("missing", "model_type", "dict_type") or isinstance(value, dict):
             value = None
         message, plain_valid = _plain_words(error, message)
-        problems.append(Problem(render_location(loc, drop), message, value, valid or plain_valid))
+        problems.append(Problem(render_location(loc), message, value, valid or plain_valid))
     return problems
 
 
@@ -84,7 +79,9 @@ _BOUNDS = {
 def _plain_words(error: Any, message: str) -> tuple[str, str | None]:
     kind = error["type"]
     if kind == "missing":
-        return "is required", _REQUIRED.get(str(error["loc"][-1]), "a value for this key")
+        # The job's own keys by path; a nested model's ``name`` is not the job's name.
+        key = error["loc"][-1] if len(error["loc"]) == 1 or error["loc"][-1] in _ANYWHERE else ""
+        return "is required", _REQUIRED.get(str(key), "a value for this key")
     if kind in _TYPES:
         return "has the wrong type", _TYPES[kind]
     if kind in _BOUNDS:
@@ -97,10 +94,11 @@ def _plain_words(error: Any, message: str) -> tuple[str, str | None]:
     return message, None
 
 
+_ANYWHERE = ("instance_type", "uri")  # keys of one model only, wherever it is nested
 _REQUIRED = {
     "name": "a job name such as my-job (letters, digits, hyphens)",
     "strategy": "a mapping such as {kind: pytorch_ddp}; kinds: mwms, horovod, pytorch_ddp, "
-    "sddp, sdmp",
+    "sddp, sdmp, parameter_server",
     "cluster": "a mapping such as {instance_type: ml.g5.xlarge, instance_count: 2}",
     "instance_type": "a SageMaker training instance type such as ml.g5.xlarge",
     "instance_count": "a whole number of instances, 1 or more",

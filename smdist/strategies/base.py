@@ -29,7 +29,10 @@ Framework = Literal["pytorch", "tensorflow"]
 
 
 class Strategy(StrictModel):
-    """Base of the five strategies; subclasses set ``kind`` and render ``distribution``."""
+    """Base of every strategy; subclasses set ``kind`` and render ``distribution``."""
+
+    # Validators are built on first use: a job builds only the strategy it names.
+    model_config = {"defer_build": True}
 
     kind: str
     collective_timeout: int | None = Field(
@@ -47,6 +50,11 @@ class Strategy(StrictModel):
     one_process_per_gpu: ClassVar[bool] = False
     # The fields that pick the model when a dump is read back into a JobSpec.
     tag_fields: ClassVar[tuple[str, ...]] = ("kind",)
+
+    @classmethod
+    def model_for(cls, value: Any) -> "type[Strategy]":
+        """The model that validates ``value`` (a mapping or a strategy) of this ``kind``."""
+        return cls
 
     @model_serializer(mode="wrap")
     def _keep_tags(self, handler: SerializerFunctionWrapHandler) -> Any:

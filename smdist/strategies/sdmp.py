@@ -8,26 +8,24 @@ right one. A setting of the other version is refused, naming the version it belo
 
 from typing import Annotated, Any
 
-from pydantic import Discriminator, Tag, TypeAdapter, ValidationError
+from pydantic import Discriminator, Tag, ValidationError
 
 from smdist.errors import SpecError
-from smdist.strategies.smp_base import SMP_TAGS, ModelParallel, validation_problems
+from smdist.spec.validation_errors import problems_from_validation_error
+from smdist.strategies.smp_base import ModelParallel
 from smdist.strategies.smp_v1 import PLACEMENT_ORDERS, SMPv1
 from smdist.strategies.smp_v2 import SMPv2
 
 
 def _version_tag(value: Any) -> str:
-    """v2 for version 2; v1 otherwise, whose own check names a version that is neither."""
-    version = value.get("version", 1) if isinstance(value, dict) else getattr(value, "version", 1)
-    return "sdmp_v2" if version == 2 and not isinstance(version, bool) else "sdmp_v1"
+    return f"sdmp_v{ModelParallel.model_for(value).model_fields['version'].default}"
 
 
+# The two majors as one type, for the JSON Schema (validation picks one by ModelParallel.model_for).
 AnySMP = Annotated[
     Annotated[SMPv1, Tag("sdmp_v1")] | Annotated[SMPv2, Tag("sdmp_v2")],
     Discriminator(_version_tag),
 ]
-
-_ADAPTER: TypeAdapter[SMPv1 | SMPv2] | None = None
 
 
 def SDMP(version: int = 1, **settings: Any) -> SMPv1 | SMPv2:  # noqa: N802 - reads as a type
@@ -37,13 +35,11 @@ def SDMP(version: int = 1, **settings: Any) -> SMPv1 | SMPv2:  # noqa: N802 - re
     of the other version raises SpecError naming it, e.g. ``strategy.microbatches: is an SMP v1
     setting; remove it or set version: 1``.
     """
-    global _ADAPTER
-    if _ADAPTER is None:  # built on first use: keeps importing smdist.strategies cheap
-        _ADAPTER = TypeAdapter(AnySMP)
+    data = {**settings, "version": version}
     try:
-        return _ADAPTER.validate_python({**settings, "version": version})
+        return ModelParallel.model_for(data).model_validate(data)  # type: ignore[return-value]
     except ValidationError as exc:
-        raise SpecError(validation_problems(exc, prefix="strategy")) from None
+        raise SpecError(problems_from_validation_error(exc, prefix="strategy")) from None
 
 
-__all__ = ["PLACEMENT_ORDERS", "SDMP", "SMP_TAGS", "AnySMP", "ModelParallel", "SMPv1", "SMPv2"]
+__all__ = ["PLACEMENT_ORDERS", "SDMP", "AnySMP", "ModelParallel", "SMPv1", "SMPv2"]

@@ -6,20 +6,15 @@ is refused on the other with a message naming the version it belongs to — neve
 """
 
 from collections.abc import Iterable
-from dataclasses import replace
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from smdist.errors import Problem
 from smdist.spec.base import UNKNOWN_KEY
 from smdist.spec.cluster import Cluster
-from smdist.spec.validation_errors import problems_from_validation_error, render_location
 from smdist.strategies.base import ProcessesPerHost, Strategy, require_library
-
-# The tags of the nested union (smdist.strategies.sdmp); pydantic puts them into error paths.
-SMP_TAGS = frozenset({"sdmp_v1", "sdmp_v2"})
 
 
 class ModelParallel(Strategy):
@@ -40,9 +35,19 @@ class ModelParallel(Strategy):
     frameworks: ClassVar[tuple[str, ...]] = ("pytorch", "tensorflow")
     # The fields that pick the model when a dump is read back (see Strategy._keep_tags).
     tag_fields: ClassVar[tuple[str, ...]] = ("kind", "version")
-    # Schemas are built on first use: the base is never validated itself, and JobSpec's
-    # schema holds the two versions' own (import time).
-    model_config = {"populate_by_name": True, "defer_build": True}
+    model_config = {"populate_by_name": True}
+
+    @classmethod
+    def model_for(cls, value: Any) -> type["ModelParallel"]:
+        """SMPv2 for ``version: 2``; SMPv1 otherwise, whose own check names a version that is
+        neither (no version means 1 in a job file)."""
+        version = value.get("version", 1) if isinstance(value, dict) else value.version
+        wanted = 2 if version == 2 and not isinstance(version, bool) else 1
+        return next(
+            model
+            for model in ModelParallel.__subclasses__()
+            if model.model_fields["version"].default == wanted
+        )
 
     @model_validator(mode="before")
     @classmethod
@@ -135,25 +140,3 @@ class ModelParallel(Strategy):
 
 def divisors(n: int) -> list[int]:
     return [d for d in range(1, n + 1) if n % d == 0]
-
-
-def validation_problems(
-    exc: ValidationError, prefix: str = "", kinds: frozenset[str] = frozenset()
-) -> list[Problem]:
-    """Validation errors as Problems whose paths leave out the union tags users never wrote.
-
-    Pydantic puts the strategy's ``kind`` and SMP's version tag into the path
-    (``strategy.sdmp.sdmp_v1.horovod``). They are removed by position, right after
-    ``strategy``, not by name: SMP v1's ``horovod`` setting is also the name of a kind.
-    """
-    problems = problems_from_validation_error(exc, prefix, drop=kinds)
-    paths = []
-    for error in exc.errors(include_url=False):
-        loc = ((prefix,) if prefix else ()) + tuple(error["loc"])
-        if error["type"] == UNKNOWN_KEY:  # as problems_from_validation_error places it
-            loc = loc + (error["ctx"]["key"],)
-        for tags in (kinds, SMP_TAGS):
-            if len(loc) > 1 and loc[0] == "strategy" and loc[1] in tags:
-                loc = loc[:1] + loc[2:]
-        paths.append(render_location(loc))
-    return [replace(p, path=path) for p, path in zip(problems, paths, strict=True)]
