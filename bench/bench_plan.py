@@ -10,6 +10,8 @@ Prints, in one run:
   same one: an import's cost grows with what the environment holds (pydantic's plugin lookup
   reads every installed distribution's metadata), so smdist timed in a 230-package
   environment against the SDK in a 100-package one would measure the environments;
+- in each environment, the floor: a fresh process that imports pydantic and PyYAML and
+  validates one model, below which smdist's plan path cannot go, and smdist's own share above it;
 - the median in-process time to plan a 256-host job (target < 50 ms).
 
 Run: python bench/bench_plan.py [--repeats N]
@@ -27,6 +29,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SMDIST_CODE = "import smdist; smdist.plan(smdist.load('examples/smp_v1.yaml'))"
+# What smdist's plan path needs before any of its own code runs: pydantic, PyYAML, and the first
+# pydantic model (whose plugin lookup imports importlib.metadata and reads every installed
+# distribution). Both SDK lines pay it too; it bounds how low the ratio can go.
+FLOOR_CODE = (
+    "import yaml\nfrom pydantic import BaseModel, Field\n"
+    "class Floor(BaseModel):\n    a: int = Field(1)\nFloor.model_validate({'a': 2})"
+)
 SDK_CODE = {  # the SDK's training API, by major version
     "3": "from sagemaker.train import ModelTrainer",
     "2": "import sagemaker.pytorch",
@@ -119,6 +128,7 @@ def main() -> None:
         if python is not None:
             codes[f"sdk{major}"] = (SDK_CODE[major], python)
             codes[f"smdist{major}"] = (SMDIST_CODE, python)
+            codes[f"floor{major}"] = (FLOOR_CODE, python)
     medians = fresh_process_medians(codes, args.repeats)
     print(f"fresh process, bare interpreter         : {medians['bare'] * 1000:8.1f} ms")
     print(f"fresh process, import smdist + plan(SMP) : {medians['smdist'] * 1000:8.1f} ms")
@@ -127,10 +137,14 @@ def main() -> None:
             print(f"SDK v{major} not found (SMDIST_BENCH_V{major}_PYTHON): comparison skipped")
             continue
         ours, sdk = medians[f"smdist{major}"], medians[f"sdk{major}"]
+        floor = medians[f"floor{major}"]
         print(f"in SDK v{major}'s environment ({Path(python).parent.parent.name}):")
         print(f"  fresh process, import smdist + plan    : {ours * 1000:8.1f} ms")
+        print(f"  fresh process, pydantic + PyYAML floor : {floor * 1000:8.1f} ms")
         print(f"  fresh process, {labels[major]:<24}: {sdk * 1000:8.1f} ms")
         print(f"  ratio smdist / SDK v{major}                : {ours / sdk:8.3f}  (target <= 0.1)")
+        print(f"  ratio floor / SDK v{major}                 : {floor / sdk:8.3f}")
+        print(f"  smdist's own share / SDK v{major}          : {(ours - floor) / sdk:8.3f}")
     big = plan_256_hosts_seconds(args.repeats * 4)
     print(f"plan of a 256-host x 8-process SMP job   : {big * 1000:8.1f} ms  (target < 50 ms)")
 

@@ -321,14 +321,24 @@ class JobSpec(StrictModel, metaclass=_SpecErrors):
             self.model_dump(mode="json", by_alias=True, exclude_defaults=True), sort_keys=False
         )
 
+    @classmethod
+    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """The job file's JSON Schema: ``strategy`` as the tagged union of every registered
+        kind and ``tuning`` as its model (both are validated lazily, so their annotations on
+        JobSpec name no model; this builds them all)."""
+        return super(JobSpec, _schema_model()).model_json_schema(*args, **kwargs)
+
     @property
     def entry_point(self) -> str:
         return self.code.entry_point or self.strategy.default_entry_point
 
 
 def json_schema() -> dict[str, Any]:
-    """The job file's JSON Schema: the fields validated lazily (``strategy``, ``tuning``) with
-    the models they are validated by, every registered strategy kind among them."""
+    return JobSpec.model_json_schema(by_alias=True)
+
+
+def _schema_model() -> type[JobSpec]:
+    """JobSpec with the lazily validated fields typed as the models that validate them."""
 
     class JobSpecSchema(JobSpec):
         __doc__ = JobSpec.__doc__
@@ -338,4 +348,4 @@ def json_schema() -> dict[str, Any]:
             None, description=JobSpec.model_fields["tuning"].description
         )
 
-    return JobSpecSchema.model_json_schema(by_alias=True)
+    return JobSpecSchema
