@@ -5,7 +5,8 @@ from __future__ import annotations
 from smdist.catalog import wire
 from smdist.checks.values import looks_like_secret
 from smdist.errors import Problem
-from smdist.spec.job import ENV_NAME, SECRET_NAME, JobSpec
+from smdist.spec.api_shapes import ENV_NAME, SECRET_NAME
+from smdist.spec.job import JobSpec
 
 RESERVED_ENVIRONMENT_PREFIX = "SMDIST_"
 AWS_CREDENTIAL_VARIABLES = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")

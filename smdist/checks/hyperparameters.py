@@ -7,7 +7,8 @@ from typing import Any
 from smdist.catalog import wire
 from smdist.checks.values import looks_like_secret
 from smdist.errors import Problem
-from smdist.spec.job import HYPERPARAMETER_NAME, SECRET_NAME, JobSpec
+from smdist.spec.api_shapes import HYPERPARAMETER_NAME, SECRET_NAME
+from smdist.spec.job import JobSpec
 
 RESERVED_PREFIXES = ("sagemaker_",)
 RESERVED_NAMES = ("mp_parameters", "model_dir")

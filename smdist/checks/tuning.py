@@ -18,7 +18,8 @@ from smdist.checks.hyperparameters import RESERVED_NAMES, RESERVED_PREFIXES
 from smdist.checks.values import looks_like_secret
 from smdist.errors import Problem
 from smdist.runtime.metrics import metric_definitions as standard_metric_definitions
-from smdist.spec.job import HYPERPARAMETER_NAME, JobSpec
+from smdist.spec.api_shapes import HYPERPARAMETER_NAME
+from smdist.spec.job import JobSpec
 
 if TYPE_CHECKING:  # the models are built only for a job with a tuning: section
     from smdist.spec.tuning import CategoricalRange, ContinuousRange, IntegerRange, Tuning

@@ -29,7 +29,8 @@ from smdist.checks.tuning import check_metric_definitions, check_tuning
 from smdist.checks.v3_names import unexportable_name_problems
 from smdist.checks.values import nul_problems
 from smdist.errors import Problem, SpecError
-from smdist.spec.job import HYPERPARAMETER_NAME, JobSpec
+from smdist.spec.api_shapes import HYPERPARAMETER_NAME
+from smdist.spec.job import JobSpec
 
 
 def check_spec(spec: JobSpec, toolkit: dict[str, Any] | None = None) -> list[Problem]:

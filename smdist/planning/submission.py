@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from smdist.catalog import wire
 from smdist.errors import Problem, SpecError
-from smdist.spec.job import JOB_NAME
+from smdist.spec.api_shapes import JOB_NAME
 
 if TYPE_CHECKING:
     from smdist.planning.plan import Plan

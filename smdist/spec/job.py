@@ -5,9 +5,8 @@ on the fields (so the docs, the schema and the check are one source); rules that
 job (strategy vs. cluster vs. framework version) live in ``smdist.checks.validation``.
 """
 
-import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any
 
 import yaml
 from pydantic import (
@@ -21,67 +20,26 @@ from pydantic import (
 
 from smdist.catalog import api
 from smdist.errors import Problem, SpecError, suggest
+from smdist.spec.api_shapes import (
+    CHANNEL_NAME,
+    JOB_NAME,
+    JOB_NAME_PREFIX_LIMIT,
+    KEEP_ALIVE_LIMIT,
+    MAX_RUN_LIMIT,
+    ROLE_ARN,
+    check_uri,
+)
 from smdist.spec.base import StrictModel
 from smdist.spec.cluster import Cluster
 from smdist.spec.metrics import MetricDefinition
+from smdist.spec.sections import Checkpoint, Code, Input, Kms, Network, Spot
 from smdist.spec.validation_errors import problems_from_validation_error
 from smdist.strategies import Strategy, any_strategy, chosen_model, validate_strategy
 
 if TYPE_CHECKING:  # pragma: no cover
     from smdist.spec.tuning import Tuning
 
-# Patterns and limits the CreateTrainingJob API states come from botocore's service model (the
-# dated snapshot in smdist/catalog/sagemaker_api.json). Where smdist is stricter than the API (S3
-# bucket naming, EC2 id shapes, hyperparameter names that must survive as CLI flags), the API's
-# own rule is kept as a lookahead so that neither can be broken.
-_api = api.field
-JOB_NAME = re.compile(_api("job_name").regex)
-# The backend appends a unique 19-character suffix (smdist.backends.job_names.SUFFIX_LENGTH).
-JOB_NAME_PREFIX_LIMIT = _api("job_name").limit - 19
-CHANNEL_NAME = re.compile(_api("channel_name").regex)
-ENV_NAME = re.compile(_api("environment_key").regex)
-ROLE_ARN = re.compile(_api("role_arn").regex)
-HYPERPARAMETER_NAME = re.compile(
-    rf"(?={_api('hyperparameter_key').regex})\A[A-Za-z_][A-Za-z0-9_.\-]*\Z"
-)
-S3_URI_LIMIT = _api("s3_uri").limit
-S3_URI = re.compile(
-    rf"(?={_api('s3_uri').regex})"
-    r"\As3://(?P<bucket>[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9])(?:/(?P<key>.*))?\Z"
-)
-SECURITY_GROUP = re.compile(rf"(?={_api('security_group_id').regex})\Asg-[0-9a-f]{{8,17}}\Z")
-SUBNET = re.compile(rf"(?={_api('subnet_id').regex})\Asubnet-[0-9a-f]{{8,17}}\Z")
-KMS_KEY = re.compile(
-    rf"(?={_api('kms_key_id').regex})"
-    r"\A(arn:aws[a-z\-]*:kms:[a-z0-9\-]+:\d{12}:(key|alias)/.+|alias/.+|[0-9a-f\-]{36})\Z"
-)
-# Names and values that look like credentials must not travel as hyperparameters or environment.
-SECRET_NAME = re.compile(r"(secret|password|passwd|token|credential|api_?key|access_?key)", re.I)
-
-MAX_RUN_LIMIT = _api("max_runtime").limit  # MaxRuntimeInSeconds: "at most 28 days"
-KEEP_ALIVE_LIMIT = _api("keep_alive").limit  # warm pool KeepAlivePeriodInSeconds ceiling
-
 HyperparameterValue = str | int | float | bool | list[Any] | dict[str, Any] | None
-
-
-def check_s3_uri(value: str) -> str:
-    if not S3_URI.match(value):
-        raise ValueError(
-            f"{value!r} is not an S3 URI; expected s3://bucket/prefix with a 3-63 character "
-            f"lower-case bucket name, at most {S3_URI_LIMIT} characters in all"
-        )
-    return value
-
-
-def check_uri(value: str) -> str:
-    """An input or output location: s3://... or file://... (a local directory)."""
-    if value.startswith("s3://"):
-        return check_s3_uri(value)
-    if value.startswith("file://"):
-        if len(value) <= len("file://"):
-            raise ValueError(f"{value!r} names no directory; expected file:///path/to/dir")
-        return value
-    raise ValueError(f"{value!r} is neither s3://bucket/prefix nor file:///local/path")
 
 
 def _tuning_model() -> "type[Tuning]":
@@ -106,95 +64,6 @@ def validation_problems(exc: ValidationError, data: Any = None) -> list[Problem]
         if data.get("tuning") is not None:
             chosen["tuning"] = _tuning_model()
     return problems_from_validation_error(exc, chosen=chosen)
-
-
-class Code(StrictModel):
-    """The training code. Leave ``entry_point`` and ``source_dir`` out to use the ready script."""
-
-    framework: Literal["pytorch", "tensorflow"] | None = Field(
-        None, description="framework of the script and container; default: the strategy's"
-    )
-    entry_point: str | None = Field(None, description="script run on every host, in source_dir")
-    source_dir: str | None = Field(None, description="directory uploaded with the script")
-    framework_version: str | None = Field(None, description="e.g. 2.3.0 (PyTorch) or 2.14 (TF)")
-    py_version: str | None = Field(None, pattern=r"^py3\d{0,2}$", description="e.g. py311")
-    image_uri: str | None = Field(None, description="a training image instead of the SDK's DLC")
-
-    @field_validator("framework_version")
-    @classmethod
-    def _version_shape(cls, value: str | None) -> str | None:
-        if value is not None and not re.fullmatch(r"\d+\.\d+(\.\d+)?", value):
-            raise ValueError(f"{value!r} is not a version such as 2.3 or 2.3.0")
-        return value
-
-
-class Input(StrictModel):
-    """One input channel: where the data is and how it is spread over the hosts."""
-
-    uri: str
-    distribution: Literal["FullyReplicated", "ShardedByS3Key"] = "FullyReplicated"
-    input_mode: Literal["File", "FastFile", "Pipe"] | None = None
-
-    @field_validator("uri")
-    @classmethod
-    def _uri(cls, value: str) -> str:
-        return check_uri(value)
-
-
-class Checkpoint(StrictModel):
-    """Where checkpoints persist between runs (SageMaker syncs local_path to s3_uri)."""
-
-    s3_uri: str | None = None
-    local_path: str = "/opt/ml/checkpoints"
-
-    @field_validator("s3_uri")
-    @classmethod
-    def _s3(cls, value: str | None) -> str | None:
-        return None if value is None else check_s3_uri(value)
-
-
-class Spot(StrictModel):
-    """Managed spot training: cheaper, may be interrupted (resume needs checkpoints)."""
-
-    enabled: bool = False
-    max_wait: int | None = Field(None, ge=1, le=MAX_RUN_LIMIT, description="seconds, >= max_run")
-
-
-class Network(StrictModel):
-    subnets: list[str] = Field([])
-    security_group_ids: list[str] = Field([])
-    isolation: bool = Field(False, description="EnableNetworkIsolation")
-    encrypt_inter_container_traffic: bool = False
-
-    @field_validator("subnets")
-    @classmethod
-    def _subnets(cls, values: list[str]) -> list[str]:
-        for value in values:
-            if not SUBNET.match(value):
-                raise ValueError(f"{value!r} is not a subnet id such as subnet-0123456789abcdef0")
-        return values
-
-    @field_validator("security_group_ids")
-    @classmethod
-    def _groups(cls, values: list[str]) -> list[str]:
-        for value in values:
-            if not SECURITY_GROUP.match(value):
-                raise ValueError(
-                    f"{value!r} is not a security group id such as sg-0123456789abcdef0"
-                )
-        return values
-
-
-class Kms(StrictModel):
-    volume_key_id: str | None = None
-    output_key_id: str | None = None
-
-    @field_validator("volume_key_id", "output_key_id")
-    @classmethod
-    def _key(cls, value: str | None) -> str | None:
-        if value is not None and not KMS_KEY.match(value):
-            raise ValueError(f"{value!r} is not a KMS key id, key ARN or alias/NAME")
-        return value
 
 
 class _SpecErrors(type(StrictModel)):

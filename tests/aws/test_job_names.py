@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from smdist.backends.job_names import MAX_JOB_NAME, SUFFIX_LENGTH, unique_job_name
-from smdist.spec.job import JOB_NAME
+from smdist.spec.api_shapes import JOB_NAME
 
 
 def test_names_in_the_same_second_differ():

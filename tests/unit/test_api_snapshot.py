@@ -12,7 +12,7 @@ import pytest
 
 from smdist.backends import job_names
 from smdist.catalog import api, snapshot, wire
-from smdist.spec import job as spec
+from smdist.spec import api_shapes as spec
 
 SNAPSHOT = json.loads(
     resources.files("smdist.catalog").joinpath("sagemaker_api.json").read_text(encoding="utf-8")

@@ -21,6 +21,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("smdist.errors", "smdist.yaml_text"),
     ("smdist.catalog",),
     (
+        "smdist.spec.api_shapes",
         "smdist.spec.base",
         "smdist.spec.cluster",
         "smdist.spec.instance_types",

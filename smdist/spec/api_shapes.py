@@ -1,0 +1,59 @@
+"""The names, identifiers and locations a job states, in the shapes the CreateTrainingJob API
+accepts, and the name shape of a credential.
+
+Patterns and limits come from botocore's service model (the dated snapshot in
+``smdist/catalog/sagemaker_api.json``). Where smdist is stricter than the API (S3 bucket naming,
+EC2 id shapes, hyperparameter names that must survive as CLI flags), the API's own rule is kept
+as a lookahead so that neither can be broken.
+"""
+
+import re
+
+from smdist.catalog import api
+
+_api = api.field
+JOB_NAME = re.compile(_api("job_name").regex)
+# The backend appends a unique 19-character suffix (smdist.backends.job_names.SUFFIX_LENGTH).
+JOB_NAME_PREFIX_LIMIT = _api("job_name").limit - 19
+CHANNEL_NAME = re.compile(_api("channel_name").regex)
+ENV_NAME = re.compile(_api("environment_key").regex)
+ROLE_ARN = re.compile(_api("role_arn").regex)
+HYPERPARAMETER_NAME = re.compile(
+    rf"(?={_api('hyperparameter_key').regex})\A[A-Za-z_][A-Za-z0-9_.\-]*\Z"
+)
+S3_URI_LIMIT = _api("s3_uri").limit
+S3_URI = re.compile(
+    rf"(?={_api('s3_uri').regex})"
+    r"\As3://(?P<bucket>[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9])(?:/(?P<key>.*))?\Z"
+)
+SECURITY_GROUP = re.compile(rf"(?={_api('security_group_id').regex})\Asg-[0-9a-f]{{8,17}}\Z")
+SUBNET = re.compile(rf"(?={_api('subnet_id').regex})\Asubnet-[0-9a-f]{{8,17}}\Z")
+KMS_KEY = re.compile(
+    rf"(?={_api('kms_key_id').regex})"
+    r"\A(arn:aws[a-z\-]*:kms:[a-z0-9\-]+:\d{12}:(key|alias)/.+|alias/.+|[0-9a-f\-]{36})\Z"
+)
+# Names and values that look like credentials must not travel as hyperparameters or environment.
+SECRET_NAME = re.compile(r"(secret|password|passwd|token|credential|api_?key|access_?key)", re.I)
+
+MAX_RUN_LIMIT = _api("max_runtime").limit  # MaxRuntimeInSeconds: "at most 28 days"
+KEEP_ALIVE_LIMIT = _api("keep_alive").limit  # warm pool KeepAlivePeriodInSeconds ceiling
+
+
+def check_s3_uri(value: str) -> str:
+    if not S3_URI.match(value):
+        raise ValueError(
+            f"{value!r} is not an S3 URI; expected s3://bucket/prefix with a 3-63 character "
+            f"lower-case bucket name, at most {S3_URI_LIMIT} characters in all"
+        )
+    return value
+
+
+def check_uri(value: str) -> str:
+    """An input or output location: s3://... or file://... (a local directory)."""
+    if value.startswith("s3://"):
+        return check_s3_uri(value)
+    if value.startswith("file://"):
+        if len(value) <= len("file://"):
+            raise ValueError(f"{value!r} names no directory; expected file:///path/to/dir")
+        return value
+    raise ValueError(f"{value!r} is neither s3://bucket/prefix nor file:///local/path")

@@ -1,0 +1,106 @@
+"""The sections of a job that are models of their own: code, inputs, checkpoint, spot, network
+and KMS keys (``smdist.spec.job.JobSpec`` holds them)."""
+
+import re
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from smdist.spec.api_shapes import (
+    KMS_KEY,
+    MAX_RUN_LIMIT,
+    SECURITY_GROUP,
+    SUBNET,
+    check_s3_uri,
+    check_uri,
+)
+from smdist.spec.base import StrictModel
+
+
+class Code(StrictModel):
+    """The training code. Leave ``entry_point`` and ``source_dir`` out to use the ready script."""
+
+    framework: Literal["pytorch", "tensorflow"] | None = Field(
+        None, description="framework of the script and container; default: the strategy's"
+    )
+    entry_point: str | None = Field(None, description="script run on every host, in source_dir")
+    source_dir: str | None = Field(None, description="directory uploaded with the script")
+    framework_version: str | None = Field(None, description="e.g. 2.3.0 (PyTorch) or 2.14 (TF)")
+    py_version: str | None = Field(None, pattern=r"^py3\d{0,2}$", description="e.g. py311")
+    image_uri: str | None = Field(None, description="a training image instead of the SDK's DLC")
+
+    @field_validator("framework_version")
+    @classmethod
+    def _version_shape(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"\d+\.\d+(\.\d+)?", value):
+            raise ValueError(f"{value!r} is not a version such as 2.3 or 2.3.0")
+        return value
+
+
+class Input(StrictModel):
+    """One input channel: where the data is and how it is spread over the hosts."""
+
+    uri: str
+    distribution: Literal["FullyReplicated", "ShardedByS3Key"] = "FullyReplicated"
+    input_mode: Literal["File", "FastFile", "Pipe"] | None = None
+
+    @field_validator("uri")
+    @classmethod
+    def _uri(cls, value: str) -> str:
+        return check_uri(value)
+
+
+class Checkpoint(StrictModel):
+    """Where checkpoints persist between runs (SageMaker syncs local_path to s3_uri)."""
+
+    s3_uri: str | None = None
+    local_path: str = "/opt/ml/checkpoints"
+
+    @field_validator("s3_uri")
+    @classmethod
+    def _s3(cls, value: str | None) -> str | None:
+        return None if value is None else check_s3_uri(value)
+
+
+class Spot(StrictModel):
+    """Managed spot training: cheaper, may be interrupted (resume needs checkpoints)."""
+
+    enabled: bool = False
+    max_wait: int | None = Field(None, ge=1, le=MAX_RUN_LIMIT, description="seconds, >= max_run")
+
+
+class Network(StrictModel):
+    subnets: list[str] = Field([])
+    security_group_ids: list[str] = Field([])
+    isolation: bool = Field(False, description="EnableNetworkIsolation")
+    encrypt_inter_container_traffic: bool = False
+
+    @field_validator("subnets")
+    @classmethod
+    def _subnets(cls, values: list[str]) -> list[str]:
+        for value in values:
+            if not SUBNET.match(value):
+                raise ValueError(f"{value!r} is not a subnet id such as subnet-0123456789abcdef0")
+        return values
+
+    @field_validator("security_group_ids")
+    @classmethod
+    def _groups(cls, values: list[str]) -> list[str]:
+        for value in values:
+            if not SECURITY_GROUP.match(value):
+                raise ValueError(
+                    f"{value!r} is not a security group id such as sg-0123456789abcdef0"
+                )
+        return values
+
+
+class Kms(StrictModel):
+    volume_key_id: str | None = None
+    output_key_id: str | None = None
+
+    @field_validator("volume_key_id", "output_key_id")
+    @classmethod
+    def _key(cls, value: str | None) -> str | None:
+        if value is not None and not KMS_KEY.match(value):
+            raise ValueError(f"{value!r} is not a KMS key id, key ARN or alias/NAME")
+        return value
