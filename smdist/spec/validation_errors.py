@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from smdist.errors import Problem, suggest
-from smdist.spec.unknown_keys import unknown_key_message
+from smdist.spec.unknown_keys import root_model, unknown_key_message, walk
 
 
 def render_location(loc: Sequence[int | str]) -> str:
@@ -30,11 +30,17 @@ def problems_from_validation_error(
     exc: ValidationError, prefix: str = "", chosen: Mapping[str, type[BaseModel]] = {}
 ) -> list[Problem]:
     """``chosen``: the models that validated top-level fields their annotation does not name
-    (``unknown_keys.model_at``), so that an unknown key there is worded with the valid ones."""
+    (``unknown_keys.walk``), so that an unknown key there is worded with the valid ones."""
     problems = []
+    root = root_model(exc.title)
     for error in exc.errors(include_url=False):
         valid: str | None = None
-        loc = ((prefix,) if prefix else ()) + tuple(error["loc"])
+        error_loc = tuple(error["loc"])
+        extra = error["type"] == "extra_forbidden"
+        walked = walk(root, error_loc[:-1] if extra else error_loc, chosen) if root else None
+        tags = walked.tags if walked else frozenset()
+        kept = tuple(item for depth, item in enumerate(error_loc) if depth not in tags)
+        loc = ((prefix,) if prefix else ()) + kept
         if error["type"] == "unknown_key":  # raised by StrictModel: the key belongs in the path
             loc = loc + (error["ctx"]["key"],)
         message = error["msg"]
@@ -47,9 +53,8 @@ def problems_from_validation_error(
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             message = f"unknown {error['ctx']['discriminator'].strip(chr(39))} {tag!r}{hint}"
             value, valid = None, expected
-        if error["type"] == "extra_forbidden":
-            *parent, key = error["loc"]
-            message = unknown_key_message(exc.title, parent, str(key), chosen)
+        if extra:
+            message = unknown_key_message(walked.model if walked else None, str(error_loc[-1]))
             value = None  # the key is the problem, not its value
         if error["type"] in ("missing", "model_type", "dict_type") or isinstance(value, dict):
             value = None

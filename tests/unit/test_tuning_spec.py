@@ -65,7 +65,19 @@ def test_a_bound_yaml_reads_as_a_string_is_taken_as_its_number():
 
 def test_a_bound_that_is_no_number_names_the_field():
     data = job(parameters={"lr": {"type": "continuous", "min": "small", "max": 0.1}})
-    assert "'small' is not a number" in the_problem(data, "tuning.parameters.lr.continuous.min")
+    assert "'small' is not a number" in the_problem(data, "tuning.parameters.lr.min")
+
+
+def test_an_unknown_key_of_a_range_is_named_with_the_keys_of_its_type():
+    data = job(parameters={"lr": {"type": "continuous", "min": 0.1, "max": 1, "scalng": "Auto"}})
+    assert "did you mean 'scaling'? valid keys: max, min, scaling, type" in the_problem(
+        data, "tuning.parameters.lr.scalng"
+    )
+
+
+def test_a_hyperparameter_named_like_a_range_type_keeps_its_name_in_the_path():
+    data = job(parameters={"integer": {"type": "continuous", "min": "small", "max": 0.1}})
+    assert "'small' is not a number" in the_problem(data, "tuning.parameters.integer.min")
 
 
 def test_user_metric_definitions_feed_the_objective_and_replace_a_standard_one():
@@ -131,7 +143,7 @@ def test_user_metric_definitions_feed_the_objective_and_replace_a_standard_one()
         ),
         (
             {"parameters": {"opt": {"type": "categorical", "values": list(range(31))}}},
-            "tuning.parameters.opt.categorical.values",
+            "tuning.parameters.opt.values",
             "at most 30",
         ),
     ],  # fmt: skip
