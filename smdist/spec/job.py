@@ -5,6 +5,7 @@ on the fields (so the docs, the schema and the check are one source); rules that
 job (strategy vs. cluster vs. framework version) live in ``smdist.checks.validation``.
 """
 
+import functools
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -34,7 +35,7 @@ from smdist.spec.cluster import Cluster
 from smdist.spec.metrics import MetricDefinition
 from smdist.spec.sections import Checkpoint, Code, Input, Kms, Network, Spot
 from smdist.spec.validation_errors import problems_from_validation_error
-from smdist.strategies import Strategy, any_strategy, chosen_model, validate_strategy
+from smdist.strategies import Strategy, any_strategy, chosen_model, kinds, validate_strategy
 
 if TYPE_CHECKING:  # pragma: no cover
     from smdist.spec.tuning import Tuning
@@ -63,7 +64,8 @@ def validation_problems(exc: ValidationError, data: Any = None) -> list[Problem]
             chosen["strategy"] = strategy
         if data.get("tuning") is not None:
             chosen["tuning"] = _tuning_model()
-    return problems_from_validation_error(exc, chosen=chosen)
+    required = {"strategy": f"a mapping such as {{kind: pytorch_ddp}}; kinds: {kinds()}"}
+    return problems_from_validation_error(exc, chosen=chosen, required=required)
 
 
 class _SpecErrors(type(StrictModel)):
@@ -206,6 +208,7 @@ def json_schema() -> dict[str, Any]:
     return JobSpec.model_json_schema(by_alias=True)
 
 
+@functools.cache
 def _schema_model() -> type[JobSpec]:
     """JobSpec with the lazily validated fields typed as the models that validate them."""
 

@@ -27,10 +27,14 @@ def render_location(loc: Sequence[int | str]) -> str:
 
 
 def problems_from_validation_error(
-    exc: ValidationError, prefix: str = "", chosen: Mapping[str, type[BaseModel]] = {}
+    exc: ValidationError,
+    prefix: str = "",
+    chosen: Mapping[str, type[BaseModel]] = {},
+    required: Mapping[str, str] = {},
 ) -> list[Problem]:
     """``chosen``: the models that validated top-level fields their annotation does not name
-    (``unknown_keys.walk``), so that an unknown key there is worded with the valid ones."""
+    (``unknown_keys.walk``), so that an unknown key there is worded with the valid ones.
+    ``required``: what would be valid for a missing top-level key the caller knows better."""
     problems = []
     root = root_model(exc.title)
     for error in exc.errors(include_url=False):
@@ -58,7 +62,7 @@ def problems_from_validation_error(
             value = None  # the key is the problem, not its value
         if error["type"] in ("missing", "model_type", "dict_type") or isinstance(value, dict):
             value = None
-        message, plain_valid = _plain_words(error, message)
+        message, plain_valid = _plain_words(error, message, required)
         problems.append(Problem(render_location(loc), message, value, valid or plain_valid))
     return problems
 
@@ -81,12 +85,12 @@ _BOUNDS = {
 }
 
 
-def _plain_words(error: Any, message: str) -> tuple[str, str | None]:
+def _plain_words(error: Any, message: str, required: Mapping[str, str]) -> tuple[str, str | None]:
     kind = error["type"]
     if kind == "missing":
         # The job's own keys by path; a nested model's ``name`` is not the job's name.
         key = error["loc"][-1] if len(error["loc"]) == 1 or error["loc"][-1] in _ANYWHERE else ""
-        return "is required", _REQUIRED.get(str(key), "a value for this key")
+        return "is required", {**_REQUIRED, **required}.get(str(key), "a value for this key")
     if kind in _TYPES:
         return "has the wrong type", _TYPES[kind]
     if kind in _BOUNDS:
@@ -102,10 +106,7 @@ def _plain_words(error: Any, message: str) -> tuple[str, str | None]:
 _ANYWHERE = ("instance_type", "uri")  # keys of one model only, wherever it is nested
 _REQUIRED = {
     "name": "a job name such as my-job (letters, digits, hyphens)",
-    "strategy": "a mapping such as {kind: pytorch_ddp}; kinds: mwms, horovod, pytorch_ddp, "
-    "sddp, sdmp, parameter_server",
     "cluster": "a mapping such as {instance_type: ml.g5.xlarge, instance_count: 2}",
     "instance_type": "a SageMaker training instance type such as ml.g5.xlarge",
-    "instance_count": "a whole number of instances, 1 or more",
     "uri": "s3://bucket/prefix or file:///local/path",
 }

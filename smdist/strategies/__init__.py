@@ -63,10 +63,10 @@ def validate_strategy(value: Any) -> Strategy:
         return model.model_validate(value)
     if isinstance(value, dict) and "kind" not in value:
         raise PydanticCustomError(
-            "kind_missing", "needs a 'kind' key naming one of: {kinds}", {"kinds": _kinds()}
+            "kind_missing", "needs a 'kind' key naming one of: {kinds}", {"kinds": kinds()}
         )
-    kind = value.get("kind") if isinstance(value, dict) else value.kind
     expected = ", ".join(map(repr, STRATEGIES))
+    kind = _kind_of(value)
     context = {"discriminator": "'kind'", "tag": str(kind), "expected_tags": expected}
     raise PydanticKnownError("union_tag_invalid", context)
 
@@ -83,15 +83,20 @@ def any_strategy() -> Any:
     ]
 
 
-def _kinds() -> str:
+def kinds() -> str:
+    """The registered kinds, for messages: ``horovod, mwms, ...``."""
     return ", ".join(sorted(STRATEGIES))
+
+
+def _kind_of(value: dict | Strategy) -> Any:
+    return value.get("kind") if isinstance(value, dict) else value.kind
 
 
 def chosen_model(value: Any) -> type[Strategy] | None:
     """The model that validates ``value`` as a strategy; None when its kind names none."""
     if not isinstance(value, dict | Strategy):
         return None
-    kind = value.get("kind") if isinstance(value, dict) else value.kind
+    kind = _kind_of(value)
     if not isinstance(kind, str) or kind not in STRATEGIES:
         return None
     return strategy_model(kind).model_for(value)
@@ -119,4 +124,5 @@ __all__ = [
     "strategy_model",
     "validate_strategy",
     "chosen_model",
+    "kinds",
 ]
