@@ -1,10 +1,14 @@
-"""The moto server both SDK lines' AWS tests run against (``tests/aws``, ``tests/aws_v3``).
+"""The moto server the AWS tests run against, and what each SDK line needs next to it.
 
-Each ``conftest.py`` starts one per session with ``running_moto_server`` (``tests/aws`` runs
-``moto_lifecycle.py``, moto plus the training-job lifecycle; ``tests/aws_v3`` plain
-``moto.server``), resets it before every test and points boto3 at it with
-``point_aws_at``: dummy credentials, one region, the user's AWS configuration files hidden so
-nothing can reach a real account.
+Three directories share it: ``tests/aws`` (SDK v2 only), ``tests/aws_v3`` (SDK v3 only) and
+``tests/sdk_lines`` (each test once per line). Each ``conftest.py`` starts one server per
+session with ``running_moto_server`` (``tests/aws`` runs ``moto_lifecycle.py``, moto plus the
+training-job lifecycle; the others plain ``moto.server``), resets it before every test and
+points boto3 and the SDK at it with ``point_sdk_at``: dummy credentials, one region, the
+user's AWS configuration files (and SDK v3's) hidden so nothing can reach a real account.
+
+Only one SDK line can be installed at a time (both are the ``sagemaker`` distribution), so each
+directory skips the tests of the line that is not installed, with ``why_not_line``'s reason.
 """
 
 from __future__ import annotations
@@ -19,11 +23,14 @@ import urllib.request
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 
 import pytest
 
 MOTO_SERVER = ("-m", "moto.server")  # moto's own server, run with the tests' interpreter
+LINES = ("v2", "v3")
+VENVS = {"v2": ".venv-v2", "v3": ".venv"}  # where `bash .ci/test` runs each line's tests
 
 
 def free_port() -> int:
@@ -127,6 +134,26 @@ def point_aws_at(
     return server
 
 
+def point_sdk_at(
+    line: str, server: MotoServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, region: str
+) -> MotoServer:
+    """``point_aws_at`` (the user's ``SMDIST_ROLE`` and ``SMDIST_BUCKET`` removed too), plus
+    what SDK ``line`` needs to run quietly and only against ``server``."""
+    point_aws_at(server, monkeypatch, tmp_path, region, ("SMDIST_ROLE", "SMDIST_BUCKET"))
+    if line == "v2":
+        monkeypatch.setenv("SAGEMAKER_SUPPRESS_V2_WARNING", "1")
+        return server
+    # v3 checks the role with IAM SimulatePrincipalPolicy and GetRole unless told not to.
+    monkeypatch.setenv("SAGEMAKER_VALIDATE_ROLE", "false")
+    # v3 reads SDK defaults from the user's and the admin's config files; point both at one
+    # that sets nothing.
+    empty = tmp_path / "sdk-config.yaml"
+    empty.write_text("SchemaVersion: '1.0'\n")
+    monkeypatch.setenv("SAGEMAKER_USER_CONFIG_OVERRIDE", str(empty))
+    monkeypatch.setenv("SAGEMAKER_ADMIN_CONFIG_OVERRIDE", str(empty))
+    return server
+
+
 def unreachable_aws(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Every AWS call would fail: no credentials, no profile or AWS configuration files, and
     an endpoint that nothing listens on (a port bound, then closed)."""
@@ -147,3 +174,45 @@ def capture_create_training_job(boto_session) -> list[dict]:
         lambda params, **_: captured.append(copy.deepcopy(params)),
     )
     return captured
+
+
+def s3_objects(boto_session) -> dict[str, int]:
+    """``s3://bucket/key`` -> size, for every object on the moto server."""
+    s3 = boto_session.client("s3")
+    objects = {}
+    for found in s3.list_buckets()["Buckets"]:
+        paginator = s3.get_paginator("list_objects_v2")
+        for page in paginator.paginate(Bucket=found["Name"]):
+            for item in page.get("Contents", []):
+                objects[f"s3://{found['Name']}/{item['Key']}"] = item["Size"]
+    return objects
+
+
+# ---- which SDK line is installed -------------------------------------------------------------
+def why_not_line(line: str) -> str | None:
+    """Why SDK ``line``'s tests (``"v2"`` or ``"v3"``) cannot run here, or None when they can."""
+    try:
+        version = metadata.version("sagemaker")
+    except metadata.PackageNotFoundError:
+        version = None
+    if version is None or f"v{version.split('.')[0]}" != line:
+        found = f"sagemaker {version}" if version else "no sagemaker"
+        return f"SDK {line} is not installed here ({found}): bash .ci/test runs it in {VENVS[line]}"
+    try:
+        import moto.server  # noqa: F401
+
+        if line == "v3":
+            import sagemaker.train  # noqa: F401
+    except ImportError as exc:
+        return f"the SDK {line} environment is incomplete: {exc} (pip install 'smdist[dev]')"
+    return None
+
+
+def mark_aws_tests(items: Iterable[pytest.Item], directory: Path, skip: str | None) -> None:
+    """Mark every test under ``directory`` ``aws``, and skipped with the reason ``skip`` if any
+    (a conftest's ``pytest_collection_modifyitems`` sees every test of the session)."""
+    for item in items:
+        if directory in Path(item.fspath).parents:
+            item.add_marker(pytest.mark.aws)
+            if skip:
+                item.add_marker(pytest.mark.skip(reason=skip))

@@ -3,7 +3,10 @@
 These are the SDK v2 (estimator) tests: they run in an environment with the SageMaker Python
 SDK 2.x (``.venv-v2``, built by ``.ci/install``; v2 and v3 cannot be installed together).
 Elsewhere, such as the SDK v3 environment ``.venv``, every test here is skipped with the
-reason; ``bash .ci/test`` runs them in ``.venv-v2``.
+reason; ``bash .ci/test`` runs them in ``.venv-v2``. What both SDK lines must do alike is
+tested once for both in ``tests/sdk_lines``; what stays here is what v2 does its own way (the
+estimator's request, its local mode's compose, jobs that run, fail and stop on
+``moto_lifecycle.py``).
 
 One server per test session (started here, stopped at the end), reset before every test. Every
 AWS call of the code under test goes to it through ``AWS_ENDPOINT_URL``, with dummy
@@ -14,46 +17,27 @@ configuration files are hidden so nothing can reach a real account.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from importlib import metadata
 from pathlib import Path
 
 import pytest
 from moto_server import (
     MotoServer,
     capture_create_training_job,
-    point_aws_at,
+    mark_aws_tests,
+    point_sdk_at,
     running_moto_server,
+    why_not_line,
 )
-
-pytest.importorskip("moto", reason="the aws tests need moto[server] (pip install smdist[dev])")
 
 REGION = "us-west-2"
 ROLE = "arn:aws:iam::123456789012:role/SmdistTestRole"
 BUCKET = "smdist-test-bucket"
 LIFECYCLE_SERVER = Path(__file__).with_name("moto_lifecycle.py")
-
-
-def _sdk_v2_missing() -> str | None:
-    """Why these tests cannot run here, or None when SDK v2 is installed."""
-    try:
-        version = metadata.version("sagemaker")
-    except metadata.PackageNotFoundError:
-        return "the SageMaker Python SDK is not installed (SDK v2 tests: run them in .venv-v2)"
-    if not version.startswith("2."):
-        return f"sagemaker {version} is installed; the SDK v2 tests run in .venv-v2 (.ci/test)"
-    return None
-
-
-SKIP_REASON = _sdk_v2_missing()
+SKIP_REASON = why_not_line("v2")
 
 
 def pytest_collection_modifyitems(items):
-    here = Path(__file__).parent
-    for item in items:
-        if here in Path(item.fspath).parents:
-            item.add_marker(pytest.mark.aws)
-            if SKIP_REASON:
-                item.add_marker(pytest.mark.skip(reason=SKIP_REASON))
+    mark_aws_tests(items, Path(__file__).parent, SKIP_REASON)
 
 
 @pytest.fixture(scope="session")
@@ -65,9 +49,7 @@ def moto_server(tmp_path_factory) -> Iterator[MotoServer]:
 @pytest.fixture
 def aws(moto_server: MotoServer, monkeypatch, tmp_path) -> MotoServer:
     """Environment pointing every boto3 client at the moto server, state reset."""
-    point_aws_at(moto_server, monkeypatch, tmp_path, REGION, ("SMDIST_ROLE", "SMDIST_BUCKET"))
-    monkeypatch.setenv("SAGEMAKER_SUPPRESS_V2_WARNING", "1")
-    return moto_server
+    return point_sdk_at("v2", moto_server, monkeypatch, tmp_path, REGION)
 
 
 @pytest.fixture

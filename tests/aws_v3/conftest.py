@@ -5,7 +5,9 @@ by ``.ci/install``; v2 and v3 cannot be installed together): elsewhere, such as 
 every test here is skipped with the reason. One moto server per session, reset before every
 test; every AWS call goes to it through ``AWS_ENDPOINT_URL`` with dummy credentials, region
 us-west-2, an explicit role ARN and bucket, telemetry off, and v3's IAM role validation off
-(``SAGEMAKER_VALIDATE_ROLE=false``).
+(``SAGEMAKER_VALIDATE_ROLE=false``). What both SDK lines must do alike is tested once for
+both in ``tests/sdk_lines``; what stays here is what v3 does its own way (ModelTrainer, its
+drivers channel, the container command it runs).
 """
 
 from __future__ import annotations
@@ -14,48 +16,26 @@ import os
 import shutil
 import subprocess
 from collections.abc import Iterator
-from importlib import metadata
 from pathlib import Path
 
 import pytest
 from moto_server import (
     MotoServer,
     capture_create_training_job,
-    point_aws_at,
+    mark_aws_tests,
+    point_sdk_at,
     running_moto_server,
+    why_not_line,
 )
 
 REGION = "us-west-2"
 ROLE = "arn:aws:iam::123456789012:role/SmdistTestRole"
 BUCKET = "smdist-v3-test-bucket"
-
-
-def _sdk_v3_missing() -> str | None:
-    """Why these tests cannot run here, or None when SDK v3 and moto are installed."""
-    try:
-        version = metadata.version("sagemaker")
-    except metadata.PackageNotFoundError:
-        return "the SageMaker Python SDK is not installed (SDK v3 tests: run them in .venv)"
-    if not version.startswith("3"):
-        return f"sagemaker {version} is installed; the SDK v3 tests run in .venv (.ci/test)"
-    try:
-        import moto.server  # noqa: F401
-        import sagemaker.train  # noqa: F401
-    except ImportError as exc:
-        return f"the v3 environment is incomplete: {exc}"
-    return None
-
-
-SKIP_REASON = _sdk_v3_missing()
+SKIP_REASON = why_not_line("v3")
 
 
 def pytest_collection_modifyitems(items):
-    here = Path(__file__).parent
-    for item in items:
-        if here in Path(item.fspath).parents:
-            item.add_marker(pytest.mark.aws)
-            if SKIP_REASON:
-                item.add_marker(pytest.mark.skip(reason=SKIP_REASON))
+    mark_aws_tests(items, Path(__file__).parent, SKIP_REASON)
 
 
 @pytest.fixture(scope="session")
@@ -67,16 +47,7 @@ def moto_server(tmp_path_factory) -> Iterator[MotoServer]:
 @pytest.fixture
 def aws(moto_server: MotoServer, monkeypatch, tmp_path) -> MotoServer:
     """Every boto3 client pointed at the moto server; state reset; no user AWS config."""
-    point_aws_at(moto_server, monkeypatch, tmp_path, REGION, ("SMDIST_ROLE",))
-    # v3 checks the role with IAM SimulatePrincipalPolicy and GetRole unless told not to.
-    monkeypatch.setenv("SAGEMAKER_VALIDATE_ROLE", "false")
-    # v3 reads SDK defaults from the user's and the admin's config files; point both at one
-    # that sets nothing.
-    empty = tmp_path / "sdk-config.yaml"
-    empty.write_text("SchemaVersion: '1.0'\n")
-    monkeypatch.setenv("SAGEMAKER_USER_CONFIG_OVERRIDE", str(empty))
-    monkeypatch.setenv("SAGEMAKER_ADMIN_CONFIG_OVERRIDE", str(empty))
-    return moto_server
+    return point_sdk_at("v3", moto_server, monkeypatch, tmp_path, REGION)
 
 
 @pytest.fixture
@@ -99,18 +70,6 @@ def bucket(boto_session) -> str:
 def captured_requests(boto_session) -> list[dict]:
     """Every CreateTrainingJob request sent through ``boto_session``, as boto3 sends it."""
     return capture_create_training_job(boto_session)
-
-
-def s3_objects(boto_session) -> dict[str, int]:
-    """``s3://bucket/key`` -> size, for every object on the moto server."""
-    s3 = boto_session.client("s3")
-    objects = {}
-    for found in s3.list_buckets()["Buckets"]:
-        paginator = s3.get_paginator("list_objects_v2")
-        for page in paginator.paginate(Bucket=found["Name"]):
-            for item in page.get("Contents", []):
-                objects[f"s3://{found['Name']}/{item['Key']}"] = item["Size"]
-    return objects
 
 
 # ---- the emulated container (test_v3_runs, test_v3_driver_runs) ---------------------------

@@ -12,12 +12,13 @@ import os
 import time
 
 import pytest
+from moto_server import s3_objects
 
 from smdist.backends.sagemaker.v3 import trainer as v3
 from smdist.planning.plan import plan
 from smdist.spec.job import JobSpec
 
-from .conftest import BUCKET, REGION, ROLE, s3_objects
+from .conftest import BUCKET, REGION, ROLE
 
 IMAGE = "763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-training:2.3.0-gpu-py311"
 SOURCE_MB = 5

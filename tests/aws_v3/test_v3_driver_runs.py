@@ -25,6 +25,9 @@ from .emulated_container import run_request, run_request_past_torch_exit_aborts
 from .emulated_namespace import SYSTEM_PATH
 from .test_v3_runs import describe
 
+# Real jobs: training frameworks run in emulated containers (`-m "not integration"` skips).
+pytestmark = pytest.mark.integration
+
 USER_SCRIPTS = Path(__file__).resolve().parents[1] / "integration" / "user_scripts"
 
 

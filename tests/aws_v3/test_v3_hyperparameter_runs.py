@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from smdist.backends import sagemaker as backend
 from smdist.backends.sagemaker.v3.hyperparameters import for_v3_drivers
 from smdist.planning.plan import plan
@@ -20,6 +22,9 @@ from smdist.spec.job import JobSpec
 from .conftest import BUCKET, ROLE
 from .emulated_container import run_request
 from .test_v3_runs import describe
+
+# Real jobs: training frameworks run in emulated containers (`-m "not integration"` skips).
+pytestmark = pytest.mark.integration
 
 RECORDED = json.loads(
     (Path(__file__).resolve().parents[1] / "fixtures" / "sagemaker_training_hyperparameters.json")

@@ -25,6 +25,9 @@ from .conftest import BUCKET, REGION, ROLE
 from .emulated_container import run_request
 from .test_v3_runs import describe
 
+# Real jobs: training frameworks run in emulated containers (`-m "not integration"` skips).
+pytestmark = pytest.mark.integration
+
 RAN = "THE-SCRIPT-RAN"
 IMAGE = "123456789012.dkr.ecr.us-west-2.amazonaws.com/any:1"
 BAD_NAMES = [

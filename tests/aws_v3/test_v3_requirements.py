@@ -16,6 +16,8 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from smdist.backends import sagemaker as backend
 from smdist.backends.sagemaker.v3 import trainer as v3
 from smdist.planning.plan import plan
@@ -24,6 +26,9 @@ from smdist.spec.job import JobSpec
 from .conftest import BUCKET, ROLE
 from .emulated_container import run_request
 from .test_v3_runs import describe
+
+# Real jobs: training frameworks run in emulated containers (`-m "not integration"` skips).
+pytestmark = pytest.mark.integration
 
 MODULE = "smdist_probe_pkg"
 WHEEL = f"{MODULE}-1.0-py3-none-any.whl"

@@ -25,6 +25,9 @@ from smdist.spec.job import JobSpec
 from .conftest import BUCKET, REGION, ROLE
 from .emulated_container import run_request, run_request_past_torch_exit_aborts
 
+# Real jobs: training frameworks run in emulated containers (`-m "not integration"` skips).
+pytestmark = pytest.mark.integration
+
 REPO = Path(__file__).resolve().parents[2]
 REPORT = "RANK-REPORT "
 

@@ -42,6 +42,9 @@ from .conftest import BUCKET, ROLE
 from .emulated_container import run_request
 from .test_v3_runs import describe
 
+# Real jobs: training frameworks run in emulated containers (`-m "not integration"` skips).
+pytestmark = pytest.mark.integration
+
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 TOOLKIT_RECORDING = ROOT / "tests" / "fixtures" / "sagemaker_training_env.json"

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_local_backend import (
+from local_jobs import (
     assert_nothing_left,
     clean_environ,
     finish,

@@ -14,7 +14,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from test_local_backend import assert_nothing_left, smdist_run
+from local_jobs import assert_nothing_left, smdist_run
 
 import smdist
 from smdist.backends.base import JobStatus

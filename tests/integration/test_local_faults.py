@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_local_backend import assert_nothing_left, finish, smdist_run
+from local_jobs import assert_nothing_left, finish, smdist_run
 
 pytestmark = pytest.mark.integration
 torch_only = pytest.mark.torch

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
-from test_local_backend import PYTHON, assert_nothing_left, clean_environ
+from local_jobs import PYTHON, assert_nothing_left, clean_environ
 
 from smdist.backends.local.tuning import tune_locally
 from smdist.checks.reading import load

@@ -15,12 +15,13 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
-from test_local_backend import EXAMPLES, REPO, assert_nothing_left, clean_environ
+from local_jobs import EXAMPLES, REPO, assert_nothing_left, clean_environ
 
 import smdist
 from smdist.backends.local import PrepareError
 
-pytestmark = pytest.mark.integration
+# One worker runs the whole module, so the torch-less virtualenv is made once (xdist).
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("missing_framework")]
 
 
 def _requirements(name: str) -> list[metadata.Distribution]:

@@ -14,7 +14,7 @@ import signal
 import time
 
 import pytest
-from test_local_backend import EXAMPLES, SMALL, assert_nothing_left, smdist_run, tar_names
+from local_jobs import EXAMPLES, SMALL, assert_nothing_left, smdist_run, tar_names
 
 pytestmark = [pytest.mark.integration, pytest.mark.tf]
 JOB = EXAMPLES / "tf_parameter_server.yaml"

@@ -11,7 +11,7 @@ import venv
 from pathlib import Path
 
 import pytest
-from test_local_backend import PYTHON, clean_environ
+from local_jobs import PYTHON, clean_environ
 
 pytestmark = pytest.mark.integration
 

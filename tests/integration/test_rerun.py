@@ -5,17 +5,23 @@ restores the first run's last checkpoint, which is already at the end: it trains
 in one line with how to start fresh, prints no metric line for steps it did not take, and still
 completes with the model. ``--fresh`` starts from scratch, and never loses the checkpoints kept
 before: they are set aside once the new job has written its own.
+
+The first run is made once (a module fixture); each test runs its second job in a copy of the
+project it left.
 """
 
 from __future__ import annotations
 
 import re
+import shutil
 import tarfile
+from pathlib import Path
 
 import pytest
-from test_local_backend import EXAMPLES, assert_nothing_left, smdist_run
+from local_jobs import EXAMPLES, Run, assert_nothing_left, smdist_run
 
-pytestmark = [pytest.mark.integration, pytest.mark.torch]
+# One worker runs the whole module, so the first run is made once (xdist).
+pytestmark = [pytest.mark.integration, pytest.mark.torch, pytest.mark.xdist_group("rerun")]
 
 MAIN_JOB = EXAMPLES / "pytorch_ddp.yaml"
 # The example as it is (3 epochs, batch 64, 2 hosts) on fewer synthetic samples: 8 steps an epoch.
@@ -32,12 +38,29 @@ def model_files(run) -> list[str]:
         return tar.getnames()
 
 
-def test_the_main_command_run_twice_says_why_the_second_trains_nothing(tmp_path):
-    first = smdist_run(MAIN_JOB, tmp_path, *SMALL)
-    assert first.returncode == 0, first.output
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Run]:
+    """The main command, run once in a project of its own."""
+    project = tmp_path_factory.mktemp("first-run")
+    run = smdist_run(MAIN_JOB, project, *SMALL)
+    assert run.returncode == 0, run.output
+    assert_nothing_left(project)
+    return project, run
+
+
+@pytest.fixture
+def after_first_run(first_run: tuple[Path, Run], tmp_path: Path) -> Path:
+    """A copy of the project the first run left (its checkpoints kept), for a second run."""
+    shutil.copytree(first_run[0], tmp_path, dirs_exist_ok=True)
+    return tmp_path
+
+
+def test_the_main_command_run_twice_says_why_the_second_trains_nothing(first_run, after_first_run):
+    first = first_run[1]
     assert metric_steps(first.output)[-1] == LAST_STEP
     assert f"checkpoint step={LAST_STEP} written" in first.output  # the last state is kept
 
+    tmp_path = after_first_run
     second = smdist_run(MAIN_JOB, tmp_path, *SMALL)
     assert second.returncode == 0, second.output
     assert "Completed" in second.output
@@ -52,8 +75,8 @@ def test_the_main_command_run_twice_says_why_the_second_trains_nothing(tmp_path)
     assert_nothing_left(tmp_path)
 
 
-def test_fresh_trains_from_scratch_and_sets_the_earlier_checkpoints_aside(tmp_path):
-    assert smdist_run(MAIN_JOB, tmp_path, *SMALL).returncode == 0
+def test_fresh_trains_from_scratch_and_sets_the_earlier_checkpoints_aside(after_first_run):
+    tmp_path = after_first_run
     store = tmp_path / ".smdist" / "checkpoints" / "pytorch-ddp"
     earlier = {path.name: path.read_bytes() for path in store.iterdir()}
     assert f"checkpoint-{LAST_STEP:09d}.pt" in earlier
@@ -71,8 +94,8 @@ def test_fresh_trains_from_scratch_and_sets_the_earlier_checkpoints_aside(tmp_pa
     assert_nothing_left(tmp_path)
 
 
-def test_a_fresh_job_that_writes_no_checkpoint_leaves_the_kept_ones_alone(tmp_path):
-    assert smdist_run(MAIN_JOB, tmp_path, *SMALL).returncode == 0
+def test_a_fresh_job_that_writes_no_checkpoint_leaves_the_kept_ones_alone(after_first_run):
+    tmp_path = after_first_run
     store = tmp_path / ".smdist" / "checkpoints" / "pytorch-ddp"
     earlier = {path.name: path.read_bytes() for path in store.iterdir()}
 

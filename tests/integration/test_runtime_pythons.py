@@ -26,7 +26,8 @@ from smdist.planning.plan import plan
 from smdist.runtime import PYTHON_CEILING, PYTHON_FLOOR, PYTHON_RANGE
 from smdist.spec.job import JobSpec
 
-pytestmark = pytest.mark.integration
+# One worker runs the whole module, so the bundle and the reference are made once (xdist).
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("runtime_pythons")]
 
 HERE = Path(__file__).resolve().parent
 PROBE = HERE / "runtime_python_probe.py"

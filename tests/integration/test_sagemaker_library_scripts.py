@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 import yaml
-from test_local_backend import Run, smdist_run, tar_names
+from local_jobs import Run, smdist_run, tar_names
 
 SCRIPTS = Path(__file__).resolve().parent / "user_scripts" / "sagemaker_libraries"
 # torch 2.13 over gloo: a rank can abort in its exit handlers after the script has finished

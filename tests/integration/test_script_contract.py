@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_local_backend import smdist_run
+from local_jobs import smdist_run
 
 pytestmark = pytest.mark.integration
 

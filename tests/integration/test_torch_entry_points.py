@@ -34,7 +34,12 @@ from torch_harness import (
     wait_for_checkpoint,
 )
 
-pytestmark = [pytest.mark.integration, pytest.mark.torch]
+# One worker runs the whole module, so each entry point's finished run is made once (xdist).
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.torch,
+    pytest.mark.xdist_group("torch_entry_points"),
+]
 
 TRAINING = {
     "epochs": 3,

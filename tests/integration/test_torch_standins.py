@@ -28,7 +28,12 @@ from smdist.runtime.torch_training import (
 )
 from smdist.runtime.torch_training.loop import FIRST_AGREEMENT_STEPS, MAX_AGREEMENT_INTERVAL
 
-pytestmark = [pytest.mark.integration, pytest.mark.torch]
+# One worker runs the whole module: its one-rank process group lives in that worker (xdist).
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.torch,
+    pytest.mark.xdist_group("torch_standins"),
+]
 MICROBATCHES = 4
 
 

@@ -2,10 +2,11 @@
 
 ``user_scripts/<style>/train.py`` are scripts smdist did not design for: strict argparse under
 torchrun, a SageMaker-container script, PyTorch Lightning, Hugging Face accelerate, DeepSpeed
-ZeRO-1, Keras under MultiWorkerMirroredStrategy and Horovod under mpirun. Each runs through
-``smdist run`` for every strategy it fits, on 2 emulated hosts x 1 process and 1 host x 2
-processes; every rank must finish with the same weights, and the job's model.tar.gz must hold
-the file the script wrote.
+ZeRO-1, Keras under MultiWorkerMirroredStrategy and Horovod under mpirun. Each runs once
+through ``smdist run``, under one strategy it fits and one topology (2 emulated hosts x 1
+process or 1 host x 2 processes); together they use every launcher and both topologies, and the
+strategies themselves run both topologies in test_local_backend. Every rank must finish with the
+same weights, and the job's model.tar.gz must hold the file the script wrote.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 
 import pytest
 import yaml
-from test_local_backend import Run, assert_nothing_left, smdist_run, tar_names
+from local_jobs import Run, assert_nothing_left, smdist_run, tar_names
 
 SCRIPTS = Path(__file__).resolve().parent / "user_scripts"
 # What every script prints once it has trained: "user-script ... rank=R ... weights=<digest>"
@@ -52,7 +53,8 @@ class Style:
     """One user script: where it is, what it needs, how it is run, what it leaves."""
 
     name: str
-    strategies: tuple[tuple[str, dict[str, Any], str], ...]
+    strategy: tuple[str, dict[str, Any], str]
+    topology: tuple[int, int]  # (hosts, processes per host)
     model_files: tuple[str, ...]
     hyperparameters: dict[str, Any] = field(default_factory=dict)
     libraries: tuple[str, ...] = ("torch",)
@@ -65,14 +67,16 @@ class Style:
 STYLES = [
     Style(
         "torchrun_argparse",
-        (DDP_TORCHRUN, DDP_TORCH_DISTRIBUTED),
+        DDP_TORCHRUN,
+        (2, 1),
         ("model.pt",),
         {"steps": 3, "batch-size": 4},
         shows="steps=3",
     ),
     Style(
         "sagemaker_style",
-        (DDP_TORCHRUN,),
+        DDP_TORCHRUN,
+        (1, 2),
         ("model.pth", "hyperparameters.json"),
         {"epochs": 2, "lr": 0.2},
         shows="epochs=2",
@@ -80,7 +84,8 @@ STYLES = [
     ),
     Style(
         "lightning_ddp",
-        (DDP_TORCHRUN, DDP_TORCH_DISTRIBUTED),
+        DDP_TORCH_DISTRIBUTED,
+        (2, 1),
         ("model.ckpt",),
         {"max_steps": 3},
         shows="steps=3",
@@ -88,14 +93,16 @@ STYLES = [
     ),
     Style(
         "accelerate_torchrun",
-        (DDP_TORCHRUN, DDP_TORCH_DISTRIBUTED),
+        DDP_TORCHRUN,
+        (1, 2),
         ("model.safetensors",),
         {"epochs": 1},
         libraries=("torch", "accelerate"),
     ),
     Style(
         "deepspeed_zero1",
-        (DDP_TORCHRUN, DDP_TORCH_DISTRIBUTED),
+        DDP_TORCH_DISTRIBUTED,
+        (1, 2),
         ("model.pt",),
         {"steps": 3},
         shows="steps=3",
@@ -103,7 +110,8 @@ STYLES = [
     ),
     Style(
         "keras_mwms",
-        (MWMS,),
+        MWMS,
+        (2, 1),
         ("1/saved_model.pb",),
         {"epochs": 1, "steps_per_epoch": 3},
         libraries=("tensorflow", "tf_keras"),
@@ -112,32 +120,32 @@ STYLES = [
     ),
     Style(
         "horovod_mpi",
-        (HOROVOD,),
+        HOROVOD,
+        (2, 1),
         ("model.pt",),
         {"steps": 3},
         libraries=("torch", "horovod"),
         marks=(pytest.mark.torch, pytest.mark.horovod),
     ),
 ]
-TOPOLOGIES = ((2, 1), (1, 2))
 
 
 def _cases() -> list[Any]:
     cases = []
     for style in STYLES:
-        for strategy_id, strategy, instance_type in style.strategies:
-            for hosts, per_host in TOPOLOGIES:
-                cases.append(
-                    pytest.param(
-                        style,
-                        strategy,
-                        instance_type,
-                        hosts,
-                        per_host,
-                        marks=list(style.marks),
-                        id=f"{style.name}-{strategy_id}-{hosts}x{per_host}",
-                    )
-                )
+        strategy_id, strategy, instance_type = style.strategy
+        hosts, per_host = style.topology
+        cases.append(
+            pytest.param(
+                style,
+                strategy,
+                instance_type,
+                hosts,
+                per_host,
+                marks=list(style.marks),
+                id=f"{style.name}-{strategy_id}-{hosts}x{per_host}",
+            )
+        )
     return cases
 
 

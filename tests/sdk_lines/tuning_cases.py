@@ -1,8 +1,5 @@
-"""What both tuning suites share (SDK v2: ``test_tuning.py``, SDK v3: ``aws_v3/test_tuning_v3.py``):
-every example turned into a search, and the comparisons of a tuning request with submit's.
-
-Free of any SDK import: the two suites run in different environments. No test is defined here.
-"""
+"""Every example turned into a search, and the comparisons of a tuning request with submit's,
+for ``test_tuning.py``. No test is defined here."""
 
 from __future__ import annotations
 

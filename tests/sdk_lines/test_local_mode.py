@@ -1,12 +1,14 @@
-"""``backend="sagemaker-local"`` under the installed SDK line, on the fake Docker CLI.
+"""``backend="sagemaker-local"`` through the installed SDK line's own local mode, on the fake
+Docker CLI: SDK v2's estimator with a LocalSession, SDK v3's ModelTrainer in LOCAL_CONTAINER
+mode. The same behaviour is proved for each line (each case runs in its line's environment).
 
-Shared by ``tests/aws/test_local_mode.py`` (SDK v2, ``.venv-v2``) and
-``tests/aws_v3/test_local_mode_v3.py`` (SDK v3, ``.venv``): the same behaviour is proved for
-each line's own local mode. The fake Docker (``tests/fake_docker``) reads the compose file the
-SDK wrote and runs each service in namespaces of its own, starting what the image would run (the
-real ``sagemaker-training`` toolkit's ``train`` for SDK v2, v3's ``sm_train.sh`` driver), on a
+The fake Docker (``tests/fake_docker``) reads the compose file the SDK wrote and runs each
+service in namespaces of its own, starting what the image would run (the real
+``sagemaker-training`` toolkit's ``train`` for SDK v2, v3's ``sm_train.sh`` driver), on a
 stand-in DLC python (``.ci/install-dlc-standin``); its "silent" mode is a Compose that prints
-nothing and ignores SIGTERM and SIGINT (an image pull that never ends).
+nothing and ignores SIGTERM and SIGINT (an image pull that never ends). Where the lines differ
+(which Compose each accepts, whose streaming a test compares with smdist's) a case asks
+``sdk_line``.
 """
 
 from __future__ import annotations
@@ -31,7 +33,6 @@ from fake_docker.support import (
     ROLE,
     TRAIN_SCRIPT,
     aws_offline,
-    sdk_line,
     standin_python,
     why_no_containers,
     why_no_standin,
@@ -42,7 +43,9 @@ from smdist.backends.base import JobStatus
 from smdist.backends.sagemaker.local_mode import check_machine
 from smdist.errors import CANNOT_RUN_HERE, SpecError
 
-LINE = sdk_line()
+# Real jobs: training frameworks run in emulated containers (`-m "not integration"` skips).
+pytestmark = pytest.mark.integration
+
 NOTHING_LEFT = {"containers": [], "networks": [], "processes": []}
 SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYLOCALTESTKEY"
 SLEEPER = "import time\nprint('sleeping', flush=True)\ntime.sleep(600)\n"
@@ -163,11 +166,21 @@ def test_unreachable_daemon_is_refused(machine):
     assert machine.work_dirs() == []
 
 
+def _major(sdk_line: str) -> str:
+    """``"2"`` for ``"v2"``: how check_machine and COMPOSE_VERSIONS name a line."""
+    return sdk_line.removeprefix("v")
+
+
 @pytest.mark.parametrize(
-    "version,legacy,accepted",
-    [(version, legacy, by_line.get(LINE)) for version, legacy, by_line in COMPOSE_VERSIONS],
-)
-def test_compose_is_accepted_exactly_when_the_sdk_accepts_it(machine, version, legacy, accepted):
+    ("version", "legacy", "by_line"),
+    COMPOSE_VERSIONS,
+    ids=[f"{version}-{'with' if legacy else 'no'} docker-compose"
+         for version, legacy, _ in COMPOSE_VERSIONS],
+)  # fmt: skip
+def test_compose_is_accepted_exactly_when_the_sdk_accepts_it(
+    machine, sdk_line, version, legacy, by_line
+):
+    accepted = by_line.get(_major(sdk_line))  # what the line's own SDK code accepts
     machine.docker(compose_version=version, legacy_compose=legacy)
     plan = smdist.plan(smdist.JobSpec.from_dict(machine.spec()))
     if accepted is None:
@@ -177,10 +190,10 @@ def test_compose_is_accepted_exactly_when_the_sdk_accepts_it(machine, version, l
         if version:
             assert version in str(raised.value)
     else:
-        assert check_machine(plan) == (LINE, "local")
+        assert check_machine(plan) == (_major(sdk_line), "local")
 
 
-def test_gpu_needs_the_nvidia_runtime_and_enough_gpus(machine):
+def test_gpu_needs_the_nvidia_runtime_and_enough_gpus(machine, sdk_line):
     spec = machine.spec(cluster={"instance_type": "ml.g5.xlarge", "instance_count": 1})
     machine.docker(runtimes=("runc",))
     plan = smdist.plan(smdist.JobSpec.from_dict(spec))
@@ -193,7 +206,7 @@ def test_gpu_needs_the_nvidia_runtime_and_enough_gpus(machine):
     smi = machine.bin / "nvidia-smi"
     smi.write_text("#!/bin/sh\necho 'GPU 0: NVIDIA A10G (UUID: GPU-0)'\n")
     smi.chmod(0o755)
-    assert check_machine(plan) == (LINE, "local_gpu")
+    assert check_machine(plan) == (_major(sdk_line), "local_gpu")
 
 
 def test_several_gpu_instances_are_refused(machine):
@@ -435,15 +448,16 @@ def test_a_crashing_script_fails_the_job_and_keeps_the_log(machine):
     machine.assert_nothing_left()
 
 
-def _sdk_stream_output():
-    if LINE == "2":
+def _sdk_stream_output(sdk_line: str):
+    """The line's own ``_stream_output``, which runs Compose in its local mode."""
+    if sdk_line == "v2":
         from sagemaker.local.image import _stream_output
     else:
         from sagemaker.train.local.local_container import _stream_output
     return _stream_output
 
 
-def test_an_interrupted_compose_is_not_a_completed_job(capfd):
+def test_an_interrupted_compose_is_not_a_completed_job(sdk_line, capfd):
     """Compose exits 130 when interrupted; the SDK's own streaming takes that for success."""
     from smdist.backends.sagemaker.local_mode.sdk_runs import ComposeExit, stream_output
 
@@ -453,7 +467,8 @@ def test_an_interrupted_compose_is_not_a_completed_job(capfd):
             [sys.executable, "-c", program], stdout=subprocess.PIPE, stderr=subprocess.STDOUT
         )
 
-    assert _sdk_stream_output()(interrupted()) == 130  # the SDK: no error, a "completed" job
+    sdk_stream_output = _sdk_stream_output(sdk_line)
+    assert sdk_stream_output(interrupted()) == 130  # the SDK: no error, a "completed" job
     with pytest.raises(ComposeExit, match=r"exited with code 130 \(interrupted\)"):
         stream_output(interrupted())
     assert "Gracefully stopping..." in capfd.readouterr().out

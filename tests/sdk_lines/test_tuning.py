@@ -1,10 +1,17 @@
-"""``smdist tune`` against SageMaker, under SDK v2, on the moto server.
+"""``smdist tune`` against SageMaker, on the moto server, under either SDK line.
 
 For every example (one per strategy) turned into a search, the request ``smdist tune --dry-run``
 prints is valid for botocore's model, moto accepts it and describes it back unchanged, and its
-training-job definition is submit's CreateTrainingJob for the same plan, field by field, apart
-from the tuned names and the values that name the job: each trial is launched as submit
-launches the job.
+training-job definition is submit's CreateTrainingJob for the same plan as the training
+toolkit's route (SDK v2's) renders it, field by field, apart from the tuned names and the
+values that name the job: each trial is launched as that route launches the job.
+
+That holds under SDK v3 too. The tuning API's algorithm specification has no
+``ContainerEntrypoint``, so v3's ``sm_train.sh`` and drivers channel cannot start a trial:
+under v3 every trial still starts through the framework image's toolkit, and nothing
+v3-specific is uploaded. What a trial shares with v3's own CreateTrainingJob, everything but the
+way the container starts (instances, role, image, metrics, limits, network, spot, checkpoints,
+environment), is compared in the v3 cases besides.
 
 What moto 5.2.5 does with tuning jobs: it implements Create, Describe, List and Delete. A tuning
 job is ``Completed`` as soon as it is created, with fixed counters and a fixed made-up
@@ -24,14 +31,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from moto_server import unreachable_aws
+from moto_server import s3_objects, unreachable_aws
 
 from smdist.backends.sagemaker.tuning import names
 from smdist.backends.sagemaker.tuning import request as tuning_request
 from smdist.cli.app import main
 
 from .conftest import BUCKET, REGION, ROLE
-from .test_tuning_cases import (
+from .tuning_cases import (
     EXAMPLES,
     TUNING_EXAMPLE,
     assert_described_as_sent,
@@ -46,6 +53,19 @@ from .test_tuning_cases import (
 
 ACCOUNT = ["--bucket", BUCKET, "--role", ROLE, "--region", REGION]
 FAST = ["--poll", "0.05"]
+# What v3's CreateTrainingJob and a trial share, the way the container starts aside.
+SHARED_WITH_V3 = (
+    "RoleArn",
+    "ResourceConfig",
+    "StoppingCondition",
+    "VpcConfig",
+    "EnableNetworkIsolation",
+    "EnableInterContainerTrafficEncryption",
+    "EnableManagedSpotTraining",
+    "CheckpointConfig",
+    "Environment",
+)
+V3_ONLY_CHANNELS = ("code", "sm_drivers")  # v3 ships the code and its drivers as channels
 
 
 def dry_run(path: Path, capsys, verb: str = "tune") -> dict[str, Any]:
@@ -53,8 +73,38 @@ def dry_run(path: Path, capsys, verb: str = "tune") -> dict[str, Any]:
     return json.loads(capsys.readouterr().out)
 
 
-# ---- every example: the request, moto, and submit's request ------------------------------------
-def check_example(data: dict[str, Any], tmp_path: Path, capsys, boto_session) -> dict[str, Any]:
+def toolkit_route_request(path: Path, capsys, monkeypatch) -> dict[str, Any]:
+    """submit's dry run of ``path`` as the toolkit's route (SDK v2's) renders it: the way every
+    trial starts under either line. Under v2 it is submit's own; under v3 it is rendered with
+    v2's route chosen (pure: no SDK call)."""
+    import smdist.backends.sagemaker as backend
+
+    with monkeypatch.context() as patched:
+        patched.setattr(backend, "sdk_v3_installed", lambda: False)
+        return dry_run(path, capsys, "submit")
+
+
+def assert_shares_with_v3(definition: dict[str, Any], v3: dict[str, Any]) -> None:
+    for field in SHARED_WITH_V3:
+        assert definition.get(field) == v3.get(field), field
+    algorithm = definition["AlgorithmSpecification"]
+    assert algorithm["TrainingImage"] == v3["AlgorithmSpecification"]["TrainingImage"]
+    assert algorithm["MetricDefinitions"] == v3["AlgorithmSpecification"]["MetricDefinitions"]
+    assert "ContainerEntrypoint" in v3["AlgorithmSpecification"]  # v3's way, not the trials'
+    assert "ContainerEntrypoint" not in algorithm
+    user = [c for c in v3.get("InputDataConfig", []) if c["ChannelName"] not in V3_ONLY_CHANNELS]
+    trial = [c for c in definition.get("InputDataConfig", []) if c["ChannelName"] != "code"]
+    assert trial == user
+    output = {k: v for k, v in v3["OutputDataConfig"].items() if k != "CompressionType"}
+    assert definition["OutputDataConfig"] == output
+    # the trials get the user's values as the toolkit route carries them, plus the toolkit's
+    static = definition["StaticHyperParameters"]
+    assert "sagemaker_program" in static and "sagemaker_submit_directory" in static
+
+
+# ---- every example: the request, moto, and submit's request (the toolkit's route) ---------------
+def check_example(data: dict[str, Any], sdk_line: str, tmp_path: Path, capsys, monkeypatch,
+                  boto_session) -> dict[str, Any]:  # fmt: skip
     shown = dry_run(write(tmp_path, data, "tune.yaml"), capsys)
     request = shown["CreateHyperParameterTuningJob"]
     assert botocore_problems("CreateHyperParameterTuningJob", request) == ""
@@ -65,8 +115,8 @@ def check_example(data: dict[str, Any], tmp_path: Path, capsys, boto_session) ->
     )
     assert_described_as_sent(described, request)
     # submit's request for the same job, its two hyperparameters fixed again
-    fixed = {k: v for k, v in data.items() if k != "tuning"}
-    submitted = dry_run(write(tmp_path, fixed, "submit.yaml"), capsys, "submit")
+    fixed = write(tmp_path, {k: v for k, v in data.items() if k != "tuning"}, "submit.yaml")
+    submitted = toolkit_route_request(fixed, capsys, monkeypatch)
     training = submitted["CreateTrainingJob"]
     assert submitted["source_uri"] == shown["source_uri"]  # the same code, shipped once
     assert_trials_launch_as_submit(
@@ -76,12 +126,20 @@ def check_example(data: dict[str, Any], tmp_path: Path, capsys, boto_session) ->
         training["TrainingJobName"],
     )
     assert len(request["HyperParameterTuningJobName"]) <= 32
+    if sdk_line == "v3":  # and as much of v3's own request as a trial can take
+        if main(["submit", str(fixed), "--dry-run", *ACCOUNT]) == 0:
+            v3 = json.loads(capsys.readouterr().out)["CreateTrainingJob"]
+            assert_shares_with_v3(request["TrainingJobDefinition"], v3)
+        else:  # v3's container cannot carry it; the trials' toolkit can
+            assert "invalid job spec" in capsys.readouterr().err
     return request
 
 
 @pytest.mark.parametrize("name", EXAMPLES)
-def test_every_example_tunes_as_it_submits(name, tmp_path, capsys, boto_session):
-    request = check_example(tuning_variant(example(name)), tmp_path, capsys, boto_session)
+def test_every_example_tunes_as_it_submits(name, sdk_line, tmp_path, capsys, monkeypatch,
+                                           boto_session):  # fmt: skip
+    data = tuning_variant(example(name))
+    request = check_example(data, sdk_line, tmp_path, capsys, monkeypatch, boto_session)
     ranges = request["HyperParameterTuningJobConfig"]["ParameterRanges"]
     (rate,) = ranges["ContinuousParameterRanges"]
     assert rate["Name"] == "learning_rate" and rate["ScalingType"] == "Logarithmic"
@@ -94,9 +152,10 @@ def test_every_example_tunes_as_it_submits(name, tmp_path, capsys, boto_session)
 
 @pytest.mark.parametrize("spot", [True, False], ids=["spot", "warm-pool"])
 @pytest.mark.parametrize("name", ["pytorch_ddp.yaml", "tf_parameter_server.yaml", "smp_v2.yaml"])
-def test_every_setting_reaches_the_trials(name, spot, tmp_path, capsys, boto_session):
+def test_every_setting_reaches_the_trials(name, spot, sdk_line, tmp_path, capsys, monkeypatch,
+                                          boto_session):  # fmt: skip
     data = rich_job(tuning_variant(example(name)), spot=spot)
-    request = check_example(data, tmp_path, capsys, boto_session)
+    request = check_example(data, sdk_line, tmp_path, capsys, monkeypatch, boto_session)
     definition = request["TrainingJobDefinition"]
     assert definition["EnableNetworkIsolation"] is True
     assert definition["VpcConfig"]["Subnets"] == ["subnet-0123456789abcdef0"]
@@ -108,10 +167,11 @@ def test_every_setting_reaches_the_trials(name, spot, tmp_path, capsys, boto_ses
     assert "val:loss" in metrics and "train:loss" in metrics
 
 
-def test_the_tuning_example(tmp_path, capsys, boto_session):
+def test_the_tuning_example(sdk_line, tmp_path, capsys, monkeypatch, boto_session):
     data = __import__("yaml").safe_load(TUNING_EXAMPLE.read_text())
-    request = check_example(data, tmp_path, capsys, boto_session)
+    request = check_example(data, sdk_line, tmp_path, capsys, monkeypatch, boto_session)
     config = request["HyperParameterTuningJobConfig"]
+    assert config["Strategy"] == "Bayesian"
     assert config["TrainingJobEarlyStoppingType"] == "Auto"
     assert config["ResourceLimits"] == {"MaxNumberOfTrainingJobs": 12, "MaxParallelTrainingJobs": 2}
     assert request["TrainingJobDefinition"]["ResourceConfig"]["InstanceCount"] == 2
@@ -294,15 +354,15 @@ def test_a_tuned_name_also_fixed_exits_2(tmp_path, capsys, monkeypatch):
 
 
 # ---- launch, --wait, status, logs, stop ---------------------------------------------------------
-def launch(tmp_path, capsys, *args: str) -> tuple[int, str, str]:
-    path = write(tmp_path, tuning_variant(example("pytorch_ddp.yaml")))
+def launch(tmp_path, capsys, *args: str, job: str = "pytorch_ddp.yaml") -> tuple[int, str, str]:
+    path = write(tmp_path, tuning_variant(example(job)))
     code = main(["tune", str(path), *ACCOUNT, *FAST, *args])
     captured = capsys.readouterr()
     return code, captured.out, captured.err
 
 
-def test_tune_uploads_the_code_and_creates_what_the_dry_run_shows(
-    aws, boto_session, tmp_path, capsys
+def test_tune_uploads_the_code_only_and_creates_what_the_dry_run_shows(
+    aws, boto_session, bucket, tmp_path, capsys
 ):
     shown = dry_run(write(tmp_path, tuning_variant(example("pytorch_ddp.yaml"))), capsys)
     code, out, err = launch(tmp_path, capsys)
@@ -315,12 +375,13 @@ def test_tune_uploads_the_code_and_creates_what_the_dry_run_shows(
     static = expected["TrainingJobDefinition"]["StaticHyperParameters"]
     static["sagemaker_job_name"] = json.dumps(name)  # the only value that differs: the name
     assert_described_as_sent(described, dict(expected, HyperParameterTuningJobName=name))
-    key = shown["source_uri"][len(f"s3://{BUCKET}/") :]
-    boto_session.client("s3").head_object(Bucket=BUCKET, Key=key)  # the code is there
+    # The code is there, and nothing else: no sm_drivers under v3 (the toolkit starts trials),
+    # and v2's SDK uploads nothing itself.
+    assert list(s3_objects(boto_session)) == [shown["source_uri"]]
     assert "code: uploaded" in err
 
 
-def test_wait_reports_what_moto_reports(aws, boto_session, tmp_path, capsys):
+def test_wait_reports_what_moto_reports(aws, boto_session, bucket, tmp_path, capsys):
     # moto completes a tuning job at once, with a made-up best job that has no training job
     code, out, err = launch(tmp_path, capsys, "--wait")
     assert code == 0, err
@@ -410,7 +471,7 @@ def make_trials(boto_session, name: str, definition: dict) -> list[dict]:
 
 
 def test_result_best_and_dataframe_from_the_trials(
-    aws, boto_session, tmp_path, capsys, monkeypatch
+    aws, boto_session, bucket, tmp_path, capsys, monkeypatch
 ):
     code, out, _ = launch(tmp_path, capsys)
     name = out.strip()
@@ -445,8 +506,10 @@ def test_result_best_and_dataframe_from_the_trials(
     assert list(frame["batch_size"]) == [32, 128, 64]
 
 
-def test_status_on_a_tuning_job_name(aws, boto_session, tmp_path, capsys):
-    code, out, _ = launch(tmp_path, capsys)
+@pytest.mark.parametrize("job", ["pytorch_ddp.yaml", "mwms.yaml"])  # PyTorch's, TensorFlow's
+def test_status_on_a_tuning_job_name(job, aws, boto_session, bucket, tmp_path, capsys):
+    code, out, err = launch(tmp_path, capsys, job=job)
+    assert code == 0, err
     name = out.strip()
     assert main(["status", name]) == 0
     text = capsys.readouterr().out
@@ -456,7 +519,7 @@ def test_status_on_a_tuning_job_name(aws, boto_session, tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["HyperParameterTuningJobName"] == name
 
 
-def test_stop_on_a_tuning_job_name(aws, boto_session, tmp_path, capsys, monkeypatch):
+def test_stop_on_a_tuning_job_name(aws, boto_session, bucket, tmp_path, capsys, monkeypatch):
     code, out, _ = launch(tmp_path, capsys)
     name = out.strip()
     calls: list[tuple[str, dict]] = []
@@ -466,7 +529,7 @@ def test_stop_on_a_tuning_job_name(aws, boto_session, tmp_path, capsys, monkeypa
     assert f"{name}: stop requested" in capsys.readouterr().err
 
 
-def test_logs_of_a_tuning_job_trial(aws, boto_session, tmp_path, capsys):
+def test_logs_of_a_tuning_job_trial(aws, boto_session, bucket, tmp_path, capsys):
     import time
 
     code, out, _ = launch(tmp_path, capsys)
@@ -494,11 +557,10 @@ def test_logs_of_a_tuning_job_trial(aws, boto_session, tmp_path, capsys):
     assert "logs of training job FakeTrainingJobName" in capsys.readouterr().err
 
 
-def test_job_option_applies_to_tuning_jobs_only(aws, boto_session, tmp_path, capsys):
-    from .test_cli import submit
-
-    _, out, _ = submit(tmp_path, capsys)
-    assert main(["logs", out.split()[0], "--job", "x"]) == 2
+def test_job_option_applies_to_tuning_jobs_only(aws, boto_session, bucket, tmp_path, capsys):
+    path = write(tmp_path, example("pytorch_ddp.yaml"))
+    assert main(["submit", str(path), *ACCOUNT]) == 0, capsys.readouterr().err
+    assert main(["logs", capsys.readouterr().out.split()[0], "--job", "x"]) == 2
     assert "--job" in capsys.readouterr().err
 
 

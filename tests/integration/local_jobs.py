@@ -1,0 +1,134 @@
+"""The harness of the local-backend jobs the integration tests start: ``smdist run`` as a real
+process with a timeout, its output and job folder, and the search for anything it left running.
+
+Shared by every module that runs jobs through ``smdist run`` or ``smdist.fit``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tarfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = REPO / "examples"
+PYTHON = sys.executable
+_FOREIGN = (
+    "SM_",
+    "SMDIST_",
+    "TF_CONFIG",
+    "HOROVOD_",
+    "OMPI_",
+    "PMIX_",
+    "NSS_WRAPPER",
+    "TORCHELASTIC",
+)
+_CHECKSUM = re.compile(r"rank=(\d+) weights_checksum=([0-9a-f]+)")
+# Small runs: every strategy trains a few steps.
+SMALL = ["-H", "epochs=1", "-H", "max_steps=6", "-H", "samples=256", "-H", "log_every=3",
+         "-H", "batch_size=16"]  # fmt: skip
+
+def clean_environ(extra: dict[str, str] | None = None) -> dict[str, str]:
+    environ = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(_FOREIGN) and name not in ("RANK", "WORLD_SIZE", "LD_PRELOAD")
+    }
+    environ["PATH"] = f"{Path(PYTHON).parent}{os.pathsep}{environ.get('PATH', '')}"
+    environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
+    environ.update(extra or {})
+    return environ
+
+
+def leftover_processes(marker: str) -> list[str]:
+    """Live processes whose environment mentions ``marker`` (a test's own directory)."""
+    wanted = marker.encode()
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            stat = Path(f"/proc/{name}/stat").read_bytes()
+            if stat[stat.rfind(b")") + 2 :].startswith(b"Z"):
+                continue
+            if wanted in Path(f"/proc/{name}/environ").read_bytes():
+                command = Path(f"/proc/{name}/cmdline").read_bytes().replace(b"\0", b" ")
+                found.append(f"{name}: {command.decode(errors='replace')[:200]}")
+        except OSError:
+            continue
+    return found
+
+
+def assert_nothing_left(marker: Path, wait: float = 10.0) -> None:
+    deadline = time.monotonic() + wait
+    left = leftover_processes(str(marker))
+    while left and time.monotonic() < deadline:
+        time.sleep(0.2)
+        left = leftover_processes(str(marker))
+    assert not left, "processes outlived the job:\n" + "\n".join(left)
+
+
+@dataclass
+class Run:
+    returncode: int
+    output: str
+    root: Path
+
+    def job_dirs(self) -> list[Path]:
+        return sorted((self.root / "jobs").iterdir())
+
+    def job_dir(self) -> Path:
+        return self.job_dirs()[-1]
+
+
+def smdist_run(
+    job: Path, tmp_path: Path, *args: str, timeout: float = 300, start_only: bool = False
+):
+    """``smdist run job --root tmp/.smdist args``; returns a Run (or the Popen with start_only)."""
+    root = tmp_path / ".smdist"
+    log = tmp_path / f"smdist-run-{time.monotonic_ns()}.log"
+    command = [PYTHON, "-m", "smdist.cli.app", "run", str(job), "--root", str(root), *args]
+    with open(log, "wb") as handle:
+        process = subprocess.Popen(
+            command,
+            cwd=tmp_path,
+            env=clean_environ(),
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    if start_only:
+        return process, log
+    return finish(process, log, root, timeout)
+
+
+def finish(process: subprocess.Popen, log: Path, root: Path, timeout: float) -> Run:
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)
+        raise AssertionError(f"smdist run outlived {timeout} s:\n{log.read_text()}") from None
+    return Run(process.returncode, log.read_text(errors="replace"), root)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("", 0))
+        return sock.getsockname()[1]
+
+
+def checksums(output: str) -> dict[int, str]:
+    return {int(rank): digest for rank, digest in _CHECKSUM.findall(output)}
+
+
+def tar_names(path: Path) -> list[str]:
+    with tarfile.open(path) as tar:
+        return tar.getnames()
