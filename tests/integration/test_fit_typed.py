@@ -8,11 +8,13 @@ the packed model.
 
 from __future__ import annotations
 
+import re
 import tarfile
 import textwrap
 from pathlib import Path
 
 import pytest
+from local_jobs import EXIT_ABORT, past_torch_exit_aborts
 
 import smdist
 from smdist import Cluster, Code, Horovod, PyTorchDDP
@@ -40,8 +42,13 @@ STRICT_SCRIPT = """
     if dist.get_rank() == 0:
         torch.save(model.module.state_dict(), os.path.join(os.environ["SM_MODEL_DIR"], "m.pt"))
     dist.barrier()
+    rank = dist.get_rank()
     dist.destroy_process_group()
+    print(f"strict-script finished rank={rank}", flush=True)
 """
+# What each rank prints last: the ready script's checksum line, the strict script's own.
+READY_FINISHED = re.compile(r"rank=(\d+) weights_checksum=")
+STRICT_FINISHED = re.compile(r"strict-script finished rank=(\d+)")
 
 
 def model_files(job) -> list[str]:
@@ -50,14 +57,29 @@ def model_files(job) -> list[str]:
         return tar.getnames()
 
 
-def run(tmp_path: Path, **fields):
+def run(tmp_path: Path, finished: re.Pattern[str] | None = None, **fields):
+    """The job, run again only when a rank aborted at exit after every rank had printed its
+    ``finished`` line (torch 2.13's gloo abort, local_jobs.past_torch_exit_aborts)."""
     options = {"root": str(tmp_path / ".smdist"), "processes_per_host": 1, "grace": 5}
-    return smdist.fit(logs=False, options=options, **fields)
+
+    def aborted_after_finishing(job) -> bool:
+        text = "\n".join(job.logs())
+        return (
+            finished is not None
+            and job.status == JobStatus.FAILED
+            and len(set(finished.findall(text))) == 2  # both ranks of these 2-host jobs
+            and EXIT_ABORT.search(f"{job.failure_reason}\n{text}") is not None
+        )
+
+    return past_torch_exit_aborts(
+        lambda: smdist.fit(logs=False, options=options, **fields), aborted_after_finishing
+    )
 
 
 def test_the_headline_call_trains_with_the_ready_script(tmp_path):
     job = run(
         tmp_path,
+        READY_FINISHED,
         name="x",
         strategy=PyTorchDDP(),
         cluster=Cluster(instance_type="ml.g5.xlarge", instance_count=2),
@@ -74,6 +96,7 @@ def test_a_strict_user_script_runs_under_both_launchers(launcher, tmp_path):
     (source / "train.py").write_text(textwrap.dedent(STRICT_SCRIPT))
     job = run(
         tmp_path,
+        STRICT_FINISHED,
         name="typed",
         strategy=PyTorchDDP(launcher=launcher),
         cluster=Cluster(instance_type="ml.g5.xlarge", instance_count=2),

@@ -14,14 +14,20 @@ from __future__ import annotations
 import importlib.util
 import re
 import textwrap
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from local_jobs import Run, assert_nothing_left, smdist_run, tar_names
+from local_jobs import (
+    EXIT_ABORT,
+    Run,
+    assert_nothing_left,
+    past_torch_exit_aborts,
+    smdist_run,
+    tar_names,
+)
 
 SCRIPTS = Path(__file__).resolve().parent / "user_scripts"
 # What every script prints once it has trained: "user-script ... rank=R ... weights=<digest>"
@@ -29,10 +35,6 @@ SCRIPTS = Path(__file__).resolve().parent / "user_scripts"
 _DONE = "user-script "
 _RANK = re.compile(r"(?<![\w])(?:rank=|task=worker:)(\d+)")
 _WEIGHTS = re.compile(r"weights=([0-9a-f]{16})")
-# torch 2.13 over gloo: a rank can abort in its exit handlers after the script has finished
-# ("terminate called without an active exception", SIGABRT), even under bare torchrun.
-_EXIT_ABORT = re.compile(r"terminate called without an active exception|SIGABRT|signal 6\b")
-ATTEMPTS = 3  # only for that abort at exit; any other failure fails at once
 
 pytestmark = pytest.mark.integration
 
@@ -194,7 +196,7 @@ def _aborted_at_exit(run: Run, world: int) -> bool:
     return (
         run.returncode != 0
         and len(_reports(run.output)) == world
-        and _EXIT_ABORT.search(run.output) is not None
+        and EXIT_ABORT.search(run.output) is not None
     )
 
 
@@ -204,13 +206,10 @@ def test_a_users_script_runs_unchanged(style, strategy, instance_type, hosts, pe
     job = _write_job(style, strategy, instance_type, hosts, tmp_path)
     world = hosts if style.one_worker_per_host else hosts * per_host
     topology = ("--hosts", str(hosts), "--processes-per-host", str(per_host))
-    for attempt in range(1, ATTEMPTS + 1):
-        run = smdist_run(job, tmp_path, *topology, timeout=240)
-        if not _aborted_at_exit(run, world):
-            break
-        warnings.warn(
-            f"attempt {attempt}: a rank aborted after the script had finished", stacklevel=1
-        )
+    run = past_torch_exit_aborts(
+        lambda: smdist_run(job, tmp_path, *topology, timeout=240),
+        lambda run: _aborted_at_exit(run, world),
+    )
     assert run.returncode == 0, run.output
     reports = _reports(run.output)
     assert sorted(reports) == list(range(world)), run.output
