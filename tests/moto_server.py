@@ -165,6 +165,14 @@ def unreachable_aws(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{free_port()}")
 
 
+def create_bucket(boto_session, name: str) -> str:
+    """Make bucket ``name`` in the session's region on the moto server; returns the name."""
+    boto_session.client("s3").create_bucket(
+        Bucket=name, CreateBucketConfiguration={"LocationConstraint": boto_session.region_name}
+    )
+    return name
+
+
 def capture_create_training_job(boto_session) -> list[dict]:
     """Every CreateTrainingJob request sent through ``boto_session`` from now on, as boto3
     sends it."""

@@ -23,6 +23,7 @@ import pytest
 from moto_server import (
     MotoServer,
     capture_create_training_job,
+    create_bucket,
     mark_aws_tests,
     point_sdk_at,
     running_moto_server,
@@ -57,9 +58,7 @@ def boto_session(aws):
     import boto3
 
     session = boto3.Session(region_name=REGION)
-    session.client("s3").create_bucket(
-        Bucket=BUCKET, CreateBucketConfiguration={"LocationConstraint": REGION}
-    )
+    create_bucket(session, BUCKET)
     return session
 
 

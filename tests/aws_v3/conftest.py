@@ -22,6 +22,7 @@ import pytest
 from moto_server import (
     MotoServer,
     capture_create_training_job,
+    create_bucket,
     mark_aws_tests,
     point_sdk_at,
     running_moto_server,
@@ -60,10 +61,7 @@ def boto_session(aws):
 
 @pytest.fixture
 def bucket(boto_session) -> str:
-    boto_session.client("s3").create_bucket(
-        Bucket=BUCKET, CreateBucketConfiguration={"LocationConstraint": REGION}
-    )
-    return BUCKET
+    return create_bucket(boto_session, BUCKET)
 
 
 @pytest.fixture

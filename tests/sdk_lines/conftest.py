@@ -22,6 +22,7 @@ import pytest
 from moto_server import (
     LINES,
     MotoServer,
+    create_bucket,
     mark_aws_tests,
     point_sdk_at,
     running_moto_server,
@@ -80,7 +81,4 @@ def boto_session(aws):
 
 @pytest.fixture
 def bucket(boto_session) -> str:
-    boto_session.client("s3").create_bucket(
-        Bucket=BUCKET, CreateBucketConfiguration={"LocationConstraint": REGION}
-    )
-    return BUCKET
+    return create_bucket(boto_session, BUCKET)
