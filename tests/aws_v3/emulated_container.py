@@ -9,7 +9,9 @@ given. SDK v3's ``ModelTrainer`` puts its whole launch logic into that command (
 channel), so a request can only be proven to train by running that command in such a container.
 
 This module does that with Linux namespaces: per host, ``unshare`` gives a private mount table,
-hostname and network; the host's directory is bind-mounted at ``/opt/ml`` (when the
+hostname, network and PID space (a host sees only its own processes, as a container does: the
+MPI drivers' workers wait for "their" mpirun daemon by looking for it in ``/proc``); the host's
+directory is bind-mounted at ``/opt/ml`` (when the
 machine has no ``/opt/ml``, a throw-away overlay on ``/opt`` provides the mount point without
 hiding anything), an ``/etc/hosts`` naming every ``algo-K`` is bind-mounted over the real one,
 each host's ``eth0`` (10.0.0.K) is cabled to one bridge in a namespace of the job's own (so
@@ -19,11 +21,11 @@ and a ``PATH`` whose first entry is the directory of the interpreter that plays 
 python.
 
 For drivers that start remote ranks with ``ssh <host> <command>`` (mpirun), an ``ssh`` stand-in
-on ``PATH`` runs the command inside the target host's namespaces (``nsenter``) with that host's
-environment, as sshd would after SageMaker's MPI setup.
+on ``PATH`` has ``emulated_sshd`` run the command inside the target host's namespaces with that
+host's environment, as sshd would after SageMaker's MPI setup.
 
 Differences from SageMaker: no image (the given interpreter and this machine's tools play it),
-one shared ``/tmp`` and PID space, no GPUs, no route out of the job's network, every channel
+one shared ``/tmp``, no GPUs, no route out of the job's network, every channel
 copied (File mode) whatever its InputMode, nothing uploaded back to S3. Needs root, util-linux
 and iproute2.
 
@@ -45,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from .emulated_namespace import ETC_ENVIRONMENT, OPT_ML, SYSTEM_PATH
+from .emulated_sshd import SessionBroker
 
 NAMESPACE_PROGRAM = Path(__file__).with_name("emulated_namespace.py").absolute()
 # What a Deep Learning Container's image sets (Dockerfile ENV) and a container runtime adds.
@@ -295,6 +298,7 @@ def run_request(
     _write_ssh_stand_in(tools)
     (run / "hosts").write_text(_hosts_file(names))
     started: list[subprocess.Popen] = []
+    sshd = SessionBroker(run)
     switch = _start_switch()
     try:
         for index, (host, host_root) in enumerate(zip(names, roots, strict=True), start=1):
@@ -307,6 +311,7 @@ def run_request(
         codes, timed_out, stopped = _wait(started, timeout)
     finally:
         _stop([*started, switch])
+        sshd.close()
     return [
         HostResult(
             host=host,
@@ -322,7 +327,7 @@ def run_request(
 
 
 def _start_host(state: Path, host: str, host_root: Path, argv: list[str], env: dict[str, str]):
-    """Start host's container: new mount, UTS and network namespaces, then ``enter``."""
+    """Start host's container: new mount, UTS, network and PID namespaces, then ``enter``."""
     state.mkdir(parents=True, exist_ok=True)
     (state / "env.json").write_text(json.dumps(env))
     (state / ETC_ENVIRONMENT).write_text("")  # the host's own /etc/environment
@@ -330,7 +335,9 @@ def _start_host(state: Path, host: str, host_root: Path, argv: list[str], env: d
             "scratch": str(state / "scratch"), "state": str(state), "argv": argv,
             "env": env}  # fmt: skip
     (state / "enter.json").write_text(json.dumps(spec))
-    command = ["unshare", "--mount", "--uts", "--net", "--propagation", "private", "--",
+    # --fork: enter is PID 1 of the host's PID namespace; --kill-child: it dies with unshare.
+    command = ["unshare", "--mount", "--uts", "--net", "--pid", "--kill-child", "--mount-proc",
+               "--propagation", "private", "--",
                sys.executable, str(NAMESPACE_PROGRAM), "enter",
                str(state / "enter.json")]  # fmt: skip
     with open(state / "stdout.log", "wb") as out, open(state / "stderr.log", "wb") as err:
@@ -338,7 +345,8 @@ def _start_host(state: Path, host: str, host_root: Path, argv: list[str], env: d
             command, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
             env={"PATH": SYSTEM_PATH}, start_new_session=True,
         )  # fmt: skip
-    # unshare execs enter, which execs the command: this pid is in the host's namespaces.
+    # unshare is in the host's mount, UTS and network namespaces; its child (enter, which execs
+    # the command) is PID 1 of the host's PID namespace, /proc/<pid>/ns/pid_for_children.
     (state / "pid").write_text(str(process.pid))
     return process
 

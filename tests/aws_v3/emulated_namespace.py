@@ -4,8 +4,8 @@
 python emulated_namespace.py enter SPEC.json``; ``enter`` makes that fresh namespace look like
 host K's container (its directory at ``/opt/ml``, hostname ``algo-K``, an ``/etc/hosts`` naming
 every host) and then execs the request's command, unchanged. ``ssh_main`` is the ``ssh`` on every
-host's PATH: mpirun-style launchers start remote ranks with ``ssh <host> <command>``, and it runs
-that command inside the target host's namespaces with ``nsenter``.
+host's PATH: mpirun-style launchers start remote ranks with ``ssh <host> <command>``, and it hands
+that command to ``emulated_sshd``, which runs it inside the target host's namespaces.
 
 Standard library only: it runs under whatever interpreter starts it, before any of the job's code.
 """
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -30,6 +29,7 @@ SSHD = "/usr/sbin/sshd"
 
 
 ETC_ENVIRONMENT = "etc-environment"  # in the host's state directory; its /etc/environment
+SESSIONS_SOCKET = "sshd.sock"  # in the run directory: where emulated_sshd takes ssh sessions
 
 
 def _mount(*arguments: str) -> None:
@@ -130,11 +130,10 @@ def _parse_ssh(arguments: list[str]) -> tuple[str, list[str]]:
 
 
 def ssh_main(arguments: list[str], run: str) -> int:
-    """``ssh [options] host command...``: run the command in host's namespaces, as sshd would.
+    """``ssh [options] host command...``: run the command on host, as sshd would there.
 
-    The remote words are joined with spaces and run by ``/bin/sh -c``, as ssh does, with the
-    target host's container environment plus what its ``/etc/environment`` says (SageMaker's
-    MPI drivers write the rank environment there for sshd sessions).
+    The remote words are joined with spaces, as ssh does, and sent with this process's stdin,
+    stdout and stderr to ``emulated_sshd``; the answer is the command's exit status.
     """
     host, words = _parse_ssh(arguments)
     if not words:
@@ -150,14 +149,18 @@ def ssh_main(arguments: list[str], run: str) -> int:
             print(f"ssh: connect to host {host}: its container never started", file=sys.stderr)
             return 255
         time.sleep(0.1)
-    env = json.loads((state / "env.json").read_text())
-    env.update(etc_environment((state / ETC_ENVIRONMENT).read_text()))
-    pid = (state / "pid").read_text()  # the host's command: unshare exec'd into it
-    nsenter = shutil.which("nsenter", path=SYSTEM_PATH) or "nsenter"
-    command = [nsenter, "--target", pid, "--mount", "--uts", "--net", "--wd=/root",
-               "--", "/bin/sh", "-c", " ".join(words)]  # fmt: skip
-    os.execve(nsenter, command, env)
-    return 255  # pragma: no cover - execve does not return
+    request = json.dumps({"host": host, "command": " ".join(words)}).encode()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+        connection.connect(str(Path(run) / SESSIONS_SOCKET))
+        socket.send_fds(connection, [len(request).to_bytes(4, "big") + request], [0, 1, 2])
+        status = b""
+        while len(status) < 4:
+            more = connection.recv(4 - len(status))
+            if not more:
+                print(f"ssh: connection to {host} closed", file=sys.stderr)
+                return 255
+            status += more
+    return int.from_bytes(status, "big", signed=True)
 
 
 if __name__ == "__main__":

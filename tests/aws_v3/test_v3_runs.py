@@ -143,6 +143,7 @@ def s3_channel(name: str, uri: str, distribution: str = "FullyReplicated") -> di
 
 LOOK_AROUND = """
 echo "host=$(hostname)"
+echo "pid-1=$(cat /proc/1/comm) processes=$(ls -d /proc/[0-9]* | wc -l)"
 for name in algo-1 algo-2; do echo "resolves $(getent hosts $name)"; done
 cd /opt/ml && find . -type f | sort | sed 's/^/file=/'
 env | sort | sed 's/^/env:/'
@@ -183,6 +184,9 @@ def test_each_host_has_its_own_opt_ml_hostname_and_channels(namespaces, boto_ses
     for result in results:
         lines = result.stdout.splitlines()
         assert f"host={result.host}" in lines
+        # Its own PID space: the command is PID 1; only its own few processes are seen.
+        (pids,) = [line.split() for line in lines if line.startswith("pid-1=")]
+        assert pids[0] in ("pid-1=sh", "pid-1=bash") and int(pids[1].split("=")[1]) < 10, pids
         resolved = [line.split()[1:] for line in lines if line.startswith("resolves ")]
         assert resolved == [["10.0.0.1", "algo-1"], ["10.0.0.2", "algo-2"]]
         files = sorted(line[len("file=./") :] for line in lines if line.startswith("file="))
@@ -233,7 +237,8 @@ def test_ssh_stand_in_lets_mpirun_start_a_rank_on_each_host(namespaces, tmp_path
     # As on SageMaker, the other hosts wait while algo-1's mpirun starts ranks on them by ssh.
     script = """
 if [ "$(hostname)" = algo-1 ]; then
-  mpirun --allow-run-as-root --host algo-1,algo-2 -np 2 --tag-output hostname
+  mpirun --allow-run-as-root --host algo-1,algo-2 -np 2 --tag-output sh -c \
+    'echo "$(hostname) daemons=$(cat /proc/[0-9]*/comm | grep -c -x -e orted -e prted)"'
   status=$?; touch "$DONE"; exit $status
 fi
 while [ ! -e "$DONE" ]; do sleep 0.2; done
@@ -243,7 +248,9 @@ while [ ! -e "$DONE" ]; do sleep 0.2; done
                           timeout=120)  # fmt: skip
     assert [r.returncode for r in results] == [0, 0], describe(results)
     ranks = sorted(line for line in results[0].stdout.splitlines() if "]<stdout>:" in line)
-    assert ranks == ["[1,0]<stdout>:algo-1", "[1,1]<stdout>:algo-2"]
+    # Each rank sees its own host's processes: mpirun's daemon runs on algo-2 only, as the
+    # toolkit's workers (waiting for it to come and go) expect.
+    assert ranks == ["[1,0]<stdout>:algo-1 daemons=0", "[1,1]<stdout>:algo-2 daemons=1"]
 
 
 QUOTED = "x'; echo INJECTED-BY-VALUE; echo '"
