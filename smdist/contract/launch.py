@@ -12,10 +12,15 @@ Standard library only, Python 3.8+: this module runs inside training images.
 from __future__ import annotations
 
 import enum
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
+# The plan's launch as it ships with the job's code (``smdist/launch.json`` beside the runtime):
+# smdist's launcher and driver read the resolved counts and fabric from it.
+LAUNCH_FILE = "launch.json"
 GETHOSTNAME_SHIM = "<sagemaker_training gethostname.so>"  # shown where the image path is unknown
 MPI_PROCESSES_PER_HOST = "sagemaker_mpi_num_of_processes_per_host"  # the MPIRunner's count
 
@@ -69,6 +74,10 @@ class Launch:
     hosts: tuple[str, ...]
     processes_per_host: int  # ranks on each host, resolved ("auto" is the instance's GPUs)
     instance_type: str
+    gpus_per_host: int = 0  # the instance type's GPUs (0: CPU, or a type the catalogue lacks)
+    # The count follows the hardware (one per GPU, or the strategy's choice), not the user's
+    # number: a machine with fewer GPUs or cores may start fewer.
+    processes_follow_hardware: bool = False
     program: str = ""  # what the container runs (sagemaker_program): the script, or a launcher
     efa: bool = False  # the instance type has EFA (FI_PROVIDER=efa, NCCL_PROTO=simple)
     efa_rdma: bool = False  # and its EFA supports RDMA read (FI_EFA_USE_DEVICE_RDMA=1)
@@ -120,6 +129,19 @@ class Launch:
     @classmethod
     def from_dict(cls, values: Mapping[str, Any], **overrides: Any) -> Launch:
         return cls(**{**values, **overrides})
+
+    def to_json(self) -> str:
+        """The launch as it ships with the job (``LAUNCH_FILE``)."""
+        return json.dumps(self.to_dict(), sort_keys=True, indent=1) + "\n"
+
+
+def shipped_launch(package_dir: Path) -> Launch | None:
+    """The launch shipped in ``package_dir`` (the code's ``smdist/``), None where there is none:
+    the runtime run outside a job smdist planned (plain torchrun, a developer's checkout)."""
+    path = package_dir / LAUNCH_FILE
+    if not path.is_file():
+        return None
+    return Launch.from_dict(json.loads(path.read_text()))
 
 
 @dataclass(frozen=True)

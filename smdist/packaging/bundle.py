@@ -9,7 +9,8 @@ the torchrun launcher when the plan needs it. This module decides that file list
   ``.smdistignore`` and always drop secrets, by name and by content, directly or through a
   symlink (``smdist.checks.secrets``), plus ``.git`` and bytecode — no ignore rule brings a secret
   back. ``dry_run_lines`` shows what ships and every path left out with its reason.
-- ``bundle`` / ``stage`` give a local backend its ``/opt/ml/code``.
+- ``bundle`` / ``stage`` give a local backend its ``/opt/ml/code``; every bundle carries the
+  plan's resolved launch as ``smdist/launch.json``, which smdist's launcher reads.
 - ``pack`` writes a deterministic ``sourcedir.tar.gz``: the same content gives the same bytes
   and so the same sha256, which is what lets the SageMaker backend skip uploading unchanged code.
 """
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from smdist.contract.launch import LAUNCH_FILE
 from smdist.errors import Problem, SpecError
 from smdist.packaging.manifest import Manifest
 from smdist.packaging.manifest import build as build_manifest
@@ -92,16 +94,17 @@ def runtime_dir() -> Path:
     return Path(smdist.runtime.__file__).resolve().parent
 
 
-def _runtime_stub() -> Path:
-    """The stub ``smdist/__init__.py``, written once per content into the temp directory."""
-    digest = hashlib.sha256(RUNTIME_STUB.encode()).hexdigest()[:16]
+def _generated(text: str, name: str) -> Path:
+    """A file smdist writes into the bundle (``text``), kept once per content in the temp
+    directory, so that the bundle stays a list of files."""
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
     cache = Path(tempfile.gettempdir()) / f"smdist-{os.getuid() if hasattr(os, 'getuid') else 0}"
-    path = cache / f"runtime-stub-{digest}.py"
-    if not path.is_file() or path.read_text() != RUNTIME_STUB:
+    path = cache / f"{name}-{digest}"
+    if not path.is_file() or path.read_text() != text:
         cache.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=cache, suffix=".tmp")
         with os.fdopen(fd, "w") as handle:
-            handle.write(RUNTIME_STUB)
+            handle.write(text)
         os.replace(tmp, path)
     return path
 
@@ -158,7 +161,9 @@ def _bundle(plan: Plan) -> tuple[list[tuple[Path, str]], Manifest | None]:
         entries[LAUNCHER_SCRIPT] = entry_points_dir() / LAUNCHER_SCRIPT
     if plan.program not in entries:
         raise SpecError([Problem("code.entry_point", "no such script to run", plan.program)])
-    entries["smdist/__init__.py"] = _runtime_stub()
+    entries["smdist/__init__.py"] = _generated(RUNTIME_STUB, "runtime-stub.py")
+    # The resolved launch, read by smdist's launcher and driver in the container.
+    entries[f"smdist/{LAUNCH_FILE}"] = _generated(plan.launch.to_json(), LAUNCH_FILE)
     for path, arcname in _runtime_files():
         entries[arcname] = path
     return [(entries[name], name) for name in sorted(entries)], found

@@ -7,6 +7,7 @@ runs. Planning is pure — no I/O, no SDK import — and fast enough for 256-hos
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -108,9 +109,20 @@ class Plan:
         """Keyword arguments for the SDK v2 estimator (``sagemaker.pytorch.PyTorch`` / TF)."""
         return _estimator_kwargs(self)
 
-    def with_launch(self, launch: Launch) -> Plan:
-        """This plan started another way: the local backend's emulated hosts and counts."""
-        return replace(self, launch=launch)
+    def resized(
+        self,
+        hosts: Sequence[str],
+        processes_per_host: int,
+        mp_parameters: dict[str, Any] | None = None,
+    ) -> Plan:
+        """This plan on other hosts and process counts (the local backend's emulated hosts):
+        its launch resized (``Launch.resized``) and its topology laid out again from it, so
+        every value read from the plan describes what runs."""
+        launch = self.launch.resized(hosts, processes_per_host, mp_parameters)
+        topology = self.spec.strategy.topology(
+            len(launch.hosts), launch.processes_per_host, launch.mp_parameters
+        )
+        return replace(self, launch=launch, topology=topology)
 
     def to_dict(self) -> dict[str, Any]:
         """The plan's own values; what an SDK line makes of them (the call, its distribution

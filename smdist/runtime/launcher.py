@@ -12,9 +12,12 @@ rendezvous (``--master_addr``/``--master_port``/``--node_rank``, what SageMaker'
 torch_distributed launcher runs) starts workers about a second sooner: the host that joins a
 c10d rendezvous first polls it once a second until the others arrive.
 
-The launcher's own settings come from the environment, never from the arguments:
-``SMDIST_TRAINING_SCRIPT`` (the script to run), ``SMDIST_PROCESSES_PER_HOST`` (``auto`` = one
-per GPU, 1 on CPU; or a number) and ``SMDIST_MAX_RESTARTS``. Every argument SageMaker gives the
+The launcher's own settings come from the job's shipped launch and the environment, never
+from the arguments: the processes per host and the instance type's EFA from the plan's resolved
+launch (``smdist/launch.json`` in the code), ``SMDIST_TRAINING_SCRIPT`` (the script to run) and
+``SMDIST_MAX_RESTARTS``. Run outside a job smdist planned (no launch shipped),
+``SMDIST_PROCESSES_PER_HOST`` (``auto`` = one per GPU, 1 on CPU; or a number) and the EFA
+adapters found on the host stand in. Every argument SageMaker gives the
 launcher (the job's hyperparameters as ``--name value``) reaches the script untouched, in
 order, so a script that parses its flags strictly runs as it would under plain torchrun.
 
@@ -37,6 +40,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from ..contract.launch import shipped_launch
 from .environments.base import ClusterEnvironmentError
 from .environments.sagemaker import SageMakerEnvironment
 from .hosts import HostsUnresolvedError, wait_for_hosts
@@ -90,6 +94,7 @@ __all__ = [
 logger = logging.getLogger("smdist.runtime.launcher")
 
 DEFAULT_RDZV_ID = "smdist"
+PACKAGE_DIR = Path(__file__).resolve().parents[1]  # the code's smdist/, where launch.json ships
 CONFIG_ERROR_EXIT_CODE = 2
 HOSTS_UNRESOLVED_EXIT_CODE = 1
 
@@ -117,7 +122,12 @@ def main(
         print(f"smdist-launcher: {error}", file=sys.stderr, flush=True)
         return CONFIG_ERROR_EXIT_CODE
 
-    processes = resolve_processes_per_host(args.processes_per_host, gpus)
+    launch = shipped_launch(PACKAGE_DIR)
+    processes = (
+        launch.processes_per_host
+        if launch is not None
+        else resolve_processes_per_host(args.processes_per_host, gpus)
+    )
     try:
         wait_for_hosts(sagemaker.hosts, timeout_s=timeout_s)
     except HostsUnresolvedError as error:
@@ -131,7 +141,7 @@ def main(
         if name not in (TRAINING_SCRIPT, PROCESSES_PER_HOST, MAX_RESTARTS)
     }
     if gpus > 0:
-        child_env.update(nccl_defaults(environ))
+        child_env.update(nccl_defaults(environ, launch))
     command = build_torchrun_command(
         python=sys.executable,
         num_hosts=sagemaker.world_size(),

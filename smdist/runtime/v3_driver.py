@@ -20,7 +20,9 @@ runner would, built by ``host_commands`` from the plan's launch value and this i
   multi-host job) and fails at once, in ``output/failure``, when not; then every host starts
   sshd; the first host waits for the others' ssh ports and starts the runner's mpirun (EFA and
   NCCL exports, smddprun / smddpmprun where installed); the others wait for mpirun's daemon
-  to come and go, as the toolkit's workers do.
+  to come and go, as the toolkit's workers do, or for the first host to say over ssh that its
+  mpirun ended (as v3's own MPI driver does: a daemon whose ranks end within one poll would
+  otherwise never be seen, and the host would wait for it for half an hour).
 
 Standard library only: it runs in any training image, from the job's code channel.
 """
@@ -170,17 +172,42 @@ def _daemon_running() -> bool:
     return False
 
 
-def wait_for_mpi_daemon(appear: float = DAEMON_APPEAR_SECONDS, poll: float = 1.0) -> int:
-    """A worker's part: wait for mpirun's daemon to start on this host, then to finish."""
+def mpi_done_file(job_name: str, host: str) -> Path:
+    """Where the first host marks, on ``host``, that its mpirun ended (per job and host: an
+    emulation's hosts may share one /tmp)."""
+    return Path("/tmp") / f"smdist-mpi-done-{job_name or 'job'}-{host}"
+
+
+def wait_for_mpi_daemon(
+    done: Path, appear: float = DAEMON_APPEAR_SECONDS, poll: float = 1.0
+) -> int:
+    """A worker's part: wait until mpirun's daemon has come and gone on this host, or until the
+    first host marks ``done``."""
     deadline = time.monotonic() + appear
-    while not _daemon_running():
-        if time.monotonic() > deadline:
+    seen = False
+    while not done.exists():
+        running = _daemon_running()
+        if seen and not running:
+            return 0
+        seen = seen or running
+        if not seen and time.monotonic() > deadline:
             print(f"smdist driver: no MPI daemon started here within {appear:.0f} s", flush=True)
             return 1
         time.sleep(poll)
-    while _daemon_running():
-        time.sleep(poll)
+    done.unlink(missing_ok=True)
     return 0
+
+
+def tell_workers_mpirun_ended(workers: list[str], job_name: str) -> None:
+    """Mark on every other host that mpirun ended (``mpi_done_file``), through the same ssh
+    mpirun used; a host that cannot be reached still ends when its daemon does."""
+    for host in workers:
+        command = ["ssh", "-o", "StrictHostKeyChecking=no", host,
+                   "touch", str(mpi_done_file(job_name, host))]  # fmt: skip
+        try:
+            subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
 
 
 def publish_environment(env: Mapping[str, str], path: Path = ETC_ENVIRONMENT) -> None:
@@ -262,14 +289,17 @@ def main() -> int:
     if check_image(launch.launcher.value, hosts, current, env, output_dir):
         return 1
     sshd = start_sshd()
+    job_name = env.get("TRAINING_JOB_NAME", "")
     try:
         if own.argv is None:  # mpirun on the first host starts this host's ranks
-            return wait_for_mpi_daemon()
+            return wait_for_mpi_daemon(mpi_done_file(job_name, current))
         missing = wait_for_ports(hosts[1:], SSH_PORT, HOST_WAIT_SECONDS)
         if missing:
             print(f"smdist driver: ssh never answered on {', '.join(missing)}", flush=True)
             return 1
-        return run(own.argv, env)
+        code = run(own.argv, env)
+        tell_workers_mpirun_ended(hosts[1:], job_name)
+        return code
     finally:
         if sshd is not None:
             sshd.terminate()

@@ -9,6 +9,7 @@ sees every problem at once. The shared field types live beside it: ``processes_p
 ``smdist.strategies.processes``, ``custom_mpi_options`` in ``smdist.strategies.mpi_options``.
 """
 
+from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
@@ -99,6 +100,9 @@ class Strategy(StrictModel):
             hosts=tuple(topology.host_names(cluster.instance_count)),
             processes_per_host=self.resolve_processes_per_host(cluster),
             instance_type=cluster.instance_type,
+            gpus_per_host=cluster.gpus_per_host,
+            processes_follow_hardware=self.one_process_per_gpu
+            or self.requested_processes_per_host() == "auto",
             program=self.program(entry_point),
             efa=bool(info and info.efa),
             efa_rdma=bool(info and info.efa_rdma),
@@ -118,8 +122,11 @@ class Strategy(StrictModel):
         """Ranks that hold one model replica together (1: pure data parallelism)."""
         return 1
 
-    def topology(self, hosts: int, processes_per_host: int) -> Topology:
-        """Which ranks form which groups, on ``hosts`` x ``processes_per_host`` ranks."""
+    def topology(
+        self, hosts: int, processes_per_host: int, mp_parameters: Mapping[str, Any] | None = None
+    ) -> Topology:
+        """Which ranks form which groups, on ``hosts`` x ``processes_per_host`` ranks
+        (``mp_parameters``: the launch's, where they differ from the strategy's own)."""
         return topology.data_parallel(hosts, processes_per_host)
 
     # ---- rendering (read by planning only) ------------------------------------------------

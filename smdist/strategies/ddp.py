@@ -78,14 +78,14 @@ class PyTorchDDP(Strategy):
         }
 
     def smdist_environment(self, cluster: Cluster, entry_point: str) -> dict[str, str]:
-        """The backend for the ready script, and the torchrun launcher's own settings."""
+        """The backend for the ready script, and the torchrun launcher's own settings (its
+        processes per host it reads from the shipped launch)."""
         values = {"SMDIST_BACKEND": self.backend}
         values.update(super().smdist_environment(cluster, entry_point))
         if self.launcher == "torchrun":
             values.update(
                 {
                     "SMDIST_TRAINING_SCRIPT": entry_point,
-                    "SMDIST_PROCESSES_PER_HOST": str(self.processes_per_host),
                     "SMDIST_MAX_RESTARTS": str(self.max_restarts),
                 }
             )

@@ -6,6 +6,7 @@ Each replica is pipelined over ``partitions`` devices (times ``tensor_parallel_d
 data-parallel. PyTorch and TensorFlow. Every setting below reaches ``mp_parameters`` or mpirun.
 """
 
+from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
@@ -90,7 +91,9 @@ class SMPv1(MPIOptionsMixin, ModelParallel):
     def placement_order(self) -> str:
         return PLACEMENT_ORDERS.get(self.placement_strategy, self.placement_strategy)
 
-    def topology(self, hosts: int, processes_per_host: int) -> Topology:
+    def topology(
+        self, hosts: int, processes_per_host: int, mp_parameters: Mapping[str, Any] | None = None
+    ) -> Topology:
         if (hosts * processes_per_host) % self.model_parallel_degree:
             return super().topology(hosts, processes_per_host)
         return topology.model_parallel(

@@ -5,6 +5,7 @@ Parameters are sharded over ``hybrid_shard_degree`` ranks (0 = all) and layers s
 ``torch_distributed`` distribution. Every setting below reaches ``mp_parameters``.
 """
 
+from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field
@@ -47,12 +48,13 @@ class SMPv2(ModelParallel):
         return "torchrun"  # v3's Torchrun(smp=SMP(...))
 
     # ---- rendering -----------------------------------------------------------------------
-    def topology(self, hosts: int, processes_per_host: int) -> Topology:
+    def topology(
+        self, hosts: int, processes_per_host: int, mp_parameters: Mapping[str, Any] | None = None
+    ) -> Topology:
         if (hosts * processes_per_host) % self.model_parallel_degree:
             return super().topology(hosts, processes_per_host)
-        return topology.sharded(
-            hosts, processes_per_host, self.tensor_degree, self.hybrid_shard_degree or 0
-        )
+        shard = (mp_parameters or {}).get("hybrid_shard_degree", self.hybrid_shard_degree)
+        return topology.sharded(hosts, processes_per_host, self.tensor_degree, shard or 0)
 
     def parameters(self) -> dict[str, Any]:
         values: dict[str, Any] = {}

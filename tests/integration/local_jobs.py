@@ -38,6 +38,7 @@ _CHECKSUM = re.compile(r"rank=(\d+) weights_checksum=([0-9a-f]+)")
 SMALL = ["-H", "epochs=1", "-H", "max_steps=6", "-H", "samples=256", "-H", "log_every=3",
          "-H", "batch_size=16"]  # fmt: skip
 
+
 def clean_environ(extra: dict[str, str] | None = None) -> dict[str, str]:
     environ = {
         name: value
@@ -158,4 +159,3 @@ def past_torch_exit_aborts(
             f"attempt {number}: a rank aborted after the script had finished", stacklevel=2
         )
     raise AssertionError("unreachable")
-

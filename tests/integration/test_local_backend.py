@@ -54,7 +54,11 @@ def test_every_strategy_runs_end_to_end(example, hosts, per_host, tmp_path):
         lambda: smdist_run(
             EXAMPLES / f"{example}.yaml",
             tmp_path,
-            "--hosts", str(hosts), "--processes-per-host", str(per_host), *SMALL,
+            "--hosts",
+            str(hosts),
+            "--processes-per-host",
+            str(per_host),
+            *SMALL,
         ),  # fmt: skip
         lambda run: (
             run.returncode != 0

@@ -151,7 +151,11 @@ def test_processes_per_host_are_capped_by_the_cpus_and_say_so():
 def test_hosts_and_processes_can_be_overridden():
     layout = _layout("pytorch_ddp", hosts=1, processes_per_host=2)
     assert (layout.hosts, layout.processes_per_host) == (1, 2)
-    assert layout.environment["SMDIST_PROCESSES_PER_HOST"] == "2"
+    # One value says what runs: the resized plan's launch and topology, and its shipped launch.
+    assert layout.plan.launch.processes_per_host == 2
+    assert (len(layout.plan.topology.hosts), layout.plan.topology.world_size) == (1, 2)
+    assert layout.plan.launch.hosts == ("algo-1",)
+    assert "SMDIST_PROCESSES_PER_HOST" not in layout.environment
 
 
 def test_gpus_are_shared_out_between_the_hosts():

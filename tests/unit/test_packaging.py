@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import tarfile
 from pathlib import Path
@@ -156,8 +157,12 @@ def test_bundle_adds_runtime_stub_and_launcher(project: Path):
     assert not any(
         a.startswith("smdist/") and not a.startswith(("smdist/runtime/", "smdist/contract/"))
         for a in entries
-        if a != "smdist/__init__.py"
+        if a not in ("smdist/__init__.py", "smdist/launch.json")
     )
+    # The plan's launch travels with the code, resolved: the launcher reads its counts there.
+    shipped = json.loads(entries["smdist/launch.json"].read_text())
+    assert shipped == ddp_plan(project).launch.to_dict()
+    assert isinstance(shipped["processes_per_host"], int)
     stub = entries["smdist/__init__.py"].read_text()
     assert "runtime-only bundle" in stub
     assert not any(a.endswith(".pyc") or "__pycache__" in a for a in entries)

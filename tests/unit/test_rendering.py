@@ -95,12 +95,13 @@ def test_torchrun_launcher_gets_the_script_and_its_settings_in_the_environment()
     assert not [name for name in wire if name.startswith("smdist")]
     assert plan.environment == {
         "SMDIST_TRAINING_SCRIPT": "train.py",
-        "SMDIST_PROCESSES_PER_HOST": "auto",
         "SMDIST_MAX_RESTARTS": "2",
         "SMDIST_BACKEND": "auto",
     }
     assert plan.estimator_kwargs["environment"] == plan.environment
     assert "sagemaker_torch_distributed_enabled" not in wire
+    # The count is resolved in the plan (one per GPU of a p3.2xlarge): no "auto" ships.
+    assert (plan.launch.processes_per_host, plan.launch.processes_follow_hardware) == (1, True)
 
 
 def test_sddp_renders_dataparallel_with_instance_type():

@@ -183,7 +183,7 @@ class LocalJob:
         self.log = log = JobLog(self.job_dir / "logs", names.names)
         for line in opening_notes(self.name, plan, layout, names, self.job_dir, checkpoint_note):
             log.note(f"[prepare] {line}")
-        channels = stage_files(plan, hosts, self.job_dir)
+        channels = stage_files(layout.plan, hosts, self.job_dir)  # its launch: what runs here
         self._place_checkpoints_and_output(log)
         self.commands = prepare_commands(
             plan,

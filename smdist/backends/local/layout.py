@@ -6,12 +6,12 @@ capped by what the machine can hold (``processes_per_host`` overrides), and sett
 need GPUs fall back to their CPU equivalents when the emulated hosts get none. Every change is
 one line in ``notes``, so the same spec file serves both places and nothing changes silently.
 
-The plan's launch is resized here, once, for all hosts (``Launch.resized``: the emulated hosts,
-the local process count, SMP settings that no longer fit the smaller world), and the plan is
-bound with it, so the wire hyperparameters follow from the same value as on SageMaker. smdist's
-``SMDIST_*`` settings are adapted too: the process count smdist's launcher reads, the collective
-backend, and a short collective timeout for the ready scripts so that a hung rank fails the
-job instead of blocking it for half an hour.
+The plan is resized here, once, for all hosts (``Plan.resized``: the emulated hosts, the local
+process count, SMP settings that no longer fit the smaller world; its topology follows), and the
+resized plan is what runs and is bound, so the wire hyperparameters follow from the same value
+as on SageMaker. smdist's ``SMDIST_*`` settings are adapted too: the collective backend, and a
+short collective timeout for the ready scripts so that a hung rank fails the job instead of
+blocking it for half an hour.
 """
 
 from __future__ import annotations
@@ -50,10 +50,14 @@ class LocalLayout:
     hosts: int
     gpus_per_host: int  # 0: the hosts run on CPU
     host_gpus: list[list[str]]  # CUDA_VISIBLE_DEVICES of each host
-    launch: Launch  # the plan's, on the emulated hosts
+    plan: Plan  # the plan resized to the emulated hosts: what runs here
     wire_hyperparameters: dict[str, str]
     environment: dict[str, str]  # the plan's (the user's and smdist's SMDIST_* settings)
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def launch(self) -> Launch:
+        return self.plan.launch
 
     @property
     def launcher(self) -> Launcher:
@@ -105,16 +109,16 @@ def plan_layout(
     mp_parameters = plan.launch.mp_parameters
     if mp_parameters is not None:
         mp_parameters = _adapt_mp_parameters(mp_parameters, plan, world, gpus_per_host, notes)
-    launch = plan.launch.resized(
+    here = plan.resized(
         [f"algo-{index + 1}" for index in range(host_count)], per_host, mp_parameters
     )
     return LocalLayout(
         hosts=host_count,
         gpus_per_host=gpus_per_host,
         host_gpus=host_gpus,
-        launch=launch,
-        wire_hyperparameters=_bound_hyperparameters(plan.with_launch(launch), job_name, region),
-        environment=_adapt_environment(plan, per_host, gpus_per_host, notes),
+        plan=here,
+        wire_hyperparameters=_bound_hyperparameters(here, job_name, region),
+        environment=_adapt_environment(plan, gpus_per_host, notes),
         notes=notes,
     )
 
@@ -140,9 +144,8 @@ def _processes_per_host(
     (``--processes-per-host``); else the spec's, kept when the user wrote it and capped by this
     machine when the strategy chose it."""
     spec = plan.spec
-    strategy = spec.strategy
     launcher = plan.launch.launcher
-    requested = plan.topology.processes_per_host
+    requested = plan.launch.processes_per_host
     capacity = gpus_per_host if gpus_per_host else max(1, cpus // hosts)
     if launcher.tf_config:  # one TensorFlow worker per host
         if explicit not in (None, 1):
@@ -156,7 +159,7 @@ def _processes_per_host(
             raise _problem("processes_per_host", "must be at least 1", explicit, "an integer >= 1")
         return explicit
     share = _machine_share(cpus, gpus_per_host, hosts)
-    if strategy.requested_processes_per_host() != "auto" and not strategy.one_process_per_gpu:
+    if not plan.launch.processes_follow_hardware:
         # The rank layout the user wrote is what local testing must exercise: kept, even when
         # it oversubscribes this machine.
         if requested > capacity:
@@ -233,12 +236,8 @@ def _bound_hyperparameters(plan: Plan, job_name: str, region: str) -> dict[str, 
     return dict(submission.wire_hyperparameters)
 
 
-def _adapt_environment(
-    plan: Plan, per_host: int, gpus_per_host: int, notes: list[str]
-) -> dict[str, str]:
+def _adapt_environment(plan: Plan, gpus_per_host: int, notes: list[str]) -> dict[str, str]:
     environment = dict(plan.environment)
-    if "SMDIST_PROCESSES_PER_HOST" in environment:
-        environment["SMDIST_PROCESSES_PER_HOST"] = str(per_host)
     if not gpus_per_host:
         for name, gpu_value, cpu_value in (
             ("SMDIST_BACKEND", "nccl", "gloo"),

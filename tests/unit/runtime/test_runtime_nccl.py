@@ -9,7 +9,10 @@ from types import MappingProxyType
 
 import pytest
 
-from smdist.runtime.nccl import efa_devices, nccl_defaults, supports_efa_rdma
+from smdist.contract.launch import Launch
+from smdist.planning.plan import plan
+from smdist.runtime.nccl import efa_devices, nccl_defaults
+from smdist.spec.job import JobSpec
 
 P4D = {
     "SM_HOSTS": '["algo-1","algo-2"]',
@@ -27,20 +30,35 @@ def test_without_efa_infiniband_is_disabled_and_the_interface_pinned():
     }
 
 
+def planned_launch(instance_type: str) -> Launch:
+    """The launch a DDP job on two ``instance_type`` hosts ships with its code."""
+    spec = {"name": "nccl", "strategy": {"kind": "pytorch_ddp"},
+            "cluster": {"instance_type": instance_type, "instance_count": 2}}  # fmt: skip
+    return plan(JobSpec.from_dict(spec)).launch
+
+
 def test_with_efa_on_an_rdma_instance_libfabric_uses_efa_and_rdma():
-    assert nccl_defaults(MappingProxyType(P4D), efa=True) == {
+    assert nccl_defaults(MappingProxyType(P4D), planned_launch("ml.p4d.24xlarge")) == {
         "NCCL_DEBUG": "WARN",
         "NCCL_SOCKET_IFNAME": "eth0",
         "FI_PROVIDER": "efa",
+        "NCCL_PROTO": "simple",
         "FI_EFA_USE_DEVICE_RDMA": "1",
+        "RDMAV_FORK_SAFE": "1",
     }
 
 
 def test_efa_without_rdma_support_does_not_ask_for_rdma():
     environ = dict(P4D, SM_CURRENT_INSTANCE_TYPE="ml.g5.48xlarge")
-    defaults = nccl_defaults(MappingProxyType(environ), efa=True)
+    defaults = nccl_defaults(MappingProxyType(environ), planned_launch("ml.g5.48xlarge"))
     assert defaults["FI_PROVIDER"] == "efa"
     assert "FI_EFA_USE_DEVICE_RDMA" not in defaults
+
+
+def test_without_a_shipped_launch_efa_is_found_but_rdma_never_forced(tmp_path):
+    class_dir = fake_sysfs(tmp_path, {"rdmap16s27": "efa"})
+    defaults = nccl_defaults(MappingProxyType(P4D), class_dir=class_dir)
+    assert defaults["FI_PROVIDER"] == "efa" and "FI_EFA_USE_DEVICE_RDMA" not in defaults
 
 
 def test_variables_the_user_set_are_never_replaced():
@@ -85,6 +103,7 @@ def test_detected_efa_is_used_unless_overridden(tmp_path):
     assert nccl_defaults(MappingProxyType(P4D), class_dir=class_dir)["FI_PROVIDER"] == "efa"
     off = MappingProxyType(dict(P4D, SMDIST_EFA="0"))
     assert "FI_PROVIDER" not in nccl_defaults(off, class_dir=class_dir)
+    assert "FI_PROVIDER" not in nccl_defaults(off, planned_launch("ml.p4d.24xlarge"))
 
 
 def test_malformed_efa_override_is_rejected():
@@ -93,28 +112,12 @@ def test_malformed_efa_override_is_rejected():
 
 
 @pytest.mark.parametrize(
-    ("instance_type", "rdma"),
-    [("ml.p4d.24xlarge", True), ("ml.p5.48xlarge", True), ("ml.g5.48xlarge", False), (None, False)],
-)
-def test_rdma_support_by_instance_family(instance_type, rdma):
-    assert supports_efa_rdma(instance_type) is rdma
-
-
-def test_runtime_rdma_families_equal_the_catalogues():
-    # The runtime ships without the catalogue, so it keeps a copy; this keeps the copy current.
-    from smdist.catalog.efa import efa_rdma_families
-    from smdist.runtime.nccl import RDMA_INSTANCE_FAMILIES
-
-    assert RDMA_INSTANCE_FAMILIES == efa_rdma_families()
-
-
-@pytest.mark.parametrize(
     "instance_type",
     ["ml.p5e.48xlarge", "ml.p5en.48xlarge", "ml.p6-b200.48xlarge", "ml.p6e-gb200.36xlarge"],
 )
 def test_p5e_p5en_and_p6_get_efa_with_rdma(instance_type):
     environ = MappingProxyType(dict(P4D, SM_CURRENT_INSTANCE_TYPE=instance_type))
-    defaults = nccl_defaults(environ, efa=True)
+    defaults = nccl_defaults(environ, planned_launch(instance_type))
     assert (defaults["FI_PROVIDER"], defaults["FI_EFA_USE_DEVICE_RDMA"]) == ("efa", "1")
 
 
@@ -124,11 +127,11 @@ def test_runtime_asks_for_rdma_exactly_where_the_catalogue_says():
 
     for name in catalog.known_instance_types():
         info = catalog.instance(name)
-        if not info.efa:
+        if not info.efa or info.accelerator == "cpu":
             continue
-        defaults = nccl_defaults(
-            MappingProxyType(dict(P4D, SM_CURRENT_INSTANCE_TYPE=name)), efa=True
-        )
+        environ = MappingProxyType(dict(P4D, SM_CURRENT_INSTANCE_TYPE=name))
+        defaults = nccl_defaults(environ, planned_launch(name))
         assert ("FI_EFA_USE_DEVICE_RDMA" in defaults) is info.efa_rdma, name
-        expected = efa.nccl_environment(name).get("FI_EFA_USE_DEVICE_RDMA")
-        assert defaults.get("FI_EFA_USE_DEVICE_RDMA") == expected, name
+        assert {k: v for k, v in defaults.items() if k in efa.nccl_environment(name)} == (
+            efa.nccl_environment(name)
+        ), name
