@@ -1,4 +1,4 @@
-"""Write the strategy notebooks from one template, so the five stay alike and in sync.
+"""Write the strategy notebooks from one template, so they stay alike and in sync.
 
 Each notebook: build the strategy, show the plan (table + topology picture), show the argument
 each SageMaker SDK line takes (v2 ``distribution=``, v3 ``distributed=`` / ``ModelTrainer``), run
@@ -34,6 +34,7 @@ HERE = Path(__file__).resolve().parent
 NEEDS = {
     "02_mwms.ipynb": ("tensorflow", "tf_keras"),
     "03_horovod.ipynb": ("horovod",),
+    "07_parameter_server.ipynb": ("tensorflow", "tf_keras"),
 }
 PLOT_NEEDS = ("matplotlib",)
 
@@ -117,6 +118,19 @@ NOTEBOOKS = (
         "1.13.1",
         "py39",
         "PyTorch",
+    ),
+    Notebook(
+        "07_parameter_server.ipynb",
+        "TensorFlow ParameterServerStrategy",
+        "SageMaker's TensorFlow container starts a parameter server on every host, then the "
+        "script once per host with `TF_CONFIG`: the first host coordinates, the others train "
+        "(smdist's local backend starts the same processes on its emulated hosts).",
+        "ParameterServer",
+        "ParameterServer()",
+        "ml.c5.2xlarge",
+        "2.14",
+        "py310",
+        "TensorFlow",
     ),
 )
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from smdist.strategies import STRATEGY_NAMES  # the registry alone: imports nothing heavy
+
 __version__ = "0.1.0"
 
 _EXPORTS = {
@@ -20,13 +22,6 @@ _EXPORTS = {
     "Network": "smdist.spec.job",
     "load": "smdist.checks.reading",
     "Cluster": "smdist.spec.cluster",
-    "MWMS": "smdist.strategies",
-    "Horovod": "smdist.strategies",
-    "PyTorchDDP": "smdist.strategies",
-    "SDDP": "smdist.strategies",
-    "SDMP": "smdist.strategies",
-    "SMPv1": "smdist.strategies",
-    "SMPv2": "smdist.strategies",
     "Plan": "smdist.planning.plan",
     "plan": "smdist.planning.plan",
     "SpecError": "smdist.errors",
@@ -38,21 +33,16 @@ _EXPORTS = {
     "model_trainer": "smdist.backends.sagemaker.v3.trainer",
     "model_trainer_distributed": "smdist.backends.sagemaker.v3.trainer",
 }
+# Every registered strategy's public names (MWMS, ParameterServer, SMPv1, ...), from the registry.
+_EXPORTS |= dict.fromkeys(STRATEGY_NAMES, "smdist.strategies")
 
 __all__ = [
     "Checkpoint",
     "Cluster",
     "Code",
-    "Horovod",
     "JobSpec",
-    "MWMS",
     "Network",
     "Plan",
-    "PyTorchDDP",
-    "SDDP",
-    "SDMP",
-    "SMPv1",
-    "SMPv2",
     "SetupError",
     "SpecError",
     "Spot",
@@ -64,6 +54,7 @@ __all__ = [
     "model_trainer",
     "model_trainer_distributed",
     "plan",
+    *STRATEGY_NAMES,
 ]
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -76,7 +67,17 @@ if TYPE_CHECKING:  # pragma: no cover
     from smdist.spec.cluster import Cluster
     from smdist.spec.job import Checkpoint, Code, JobSpec, Network, Spot
     from smdist.spec.tuning import Tuning
-    from smdist.strategies import MWMS, SDDP, SDMP, Horovod, PyTorchDDP, SMPv1, SMPv2
+
+    # Re-exported (X as X): the strategies' names, as the registry lists them (test_registry).
+    from smdist.strategies import MWMS as MWMS
+    from smdist.strategies import SDDP as SDDP
+    from smdist.strategies import SDMP as SDMP
+    from smdist.strategies import Horovod as Horovod
+    from smdist.strategies import ModelParallel as ModelParallel
+    from smdist.strategies import ParameterServer as ParameterServer
+    from smdist.strategies import PyTorchDDP as PyTorchDDP
+    from smdist.strategies import SMPv1 as SMPv1
+    from smdist.strategies import SMPv2 as SMPv2
     from smdist.tuning import tune
 
 

@@ -19,7 +19,7 @@ from smdist.errors import Problem
 from smdist.runtime import PYTHON_CEILING, PYTHON_FLOOR, PYTHON_RANGE
 from smdist.spec.job import JobSpec
 
-# What each library is called in messages, and the strategy kinds that need it.
+# What each library a strategy needs in its image (Strategy.image_library) is called in messages.
 _LIBRARY_LABELS = {
     "smddp": "SMDDP (smdistributed.dataparallel)",
     "smp_v1": "SMP v1 (smdistributed.modelparallel)",
@@ -30,14 +30,7 @@ _LIBRARY_LABELS = {
 
 def required_library(spec: JobSpec) -> str | None:
     """The library the strategy imports from the training image, if any."""
-    kind = spec.strategy.kind
-    if kind == "sddp":
-        return "smddp"
-    if kind == "sdmp":
-        return f"smp_v{getattr(spec.strategy, 'version', 1)}"
-    if kind == "horovod":
-        return "horovod"
-    return None
+    return spec.strategy.image_library
 
 
 def check_container(spec: JobSpec) -> list[Problem]:

@@ -35,7 +35,9 @@ from smdist.spec.cluster import Cluster
 from smdist.spec.metrics import MetricDefinition
 from smdist.spec.sections import Checkpoint, Code, Input, Kms, Network, Spot
 from smdist.spec.validation_errors import problems_from_validation_error
-from smdist.strategies import Strategy, any_strategy, chosen_model, kinds, validate_strategy
+from smdist.strategies import kinds
+from smdist.strategies.base import Strategy
+from smdist.strategies.union import any_strategy, chosen_model, validate_strategy
 
 if TYPE_CHECKING:  # pragma: no cover
     from smdist.spec.tuning import Tuning

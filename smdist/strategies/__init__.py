@@ -1,86 +1,85 @@
-"""The distribution strategies, one module each, and the registry that names them by ``kind``.
+"""The distribution strategies, one module each, and the one registry that names them.
 
-Adding a strategy: one new module and one line in ``STRATEGIES``. The registry names each model
-by its import path, so that a job imports and builds only the strategy its ``kind`` names:
-building all six pydantic validators for every ``smdist plan`` would cost more than planning
-(bench/bench_plan.py). SMP (``kind: sdmp``) is itself two models, one per library major, chosen
-by ``version`` (``ModelParallel.model_for``).
+``REGISTRY`` is the only list of strategies: for each, the ``kind`` a job file writes, the
+module its model lives in, and the public names that module gives (the model that validates
+the kind first). Everything that enumerates strategies follows from it: the names ``smdist``
+and ``smdist.strategies`` export, the tagged union that validates a job's ``strategy`` and the
+JSON Schema built from it (``smdist.strategies.union``), the kinds that error messages and the
+CLI offer, and the checks that every strategy has its README row, example, entry point and
+notebook (``tests/unit/test_registry.py``). Adding a strategy: one new module and one line here.
+
+What differs by strategy lives on the strategy (``smdist.strategies.base.Strategy``: methods
+and class data), never in a switch on ``kind`` elsewhere.
+
+This module imports nothing heavy: ``import smdist`` reads it for its exports. The registry
+names each model by its module, so that a job imports and builds only the strategy its
+``kind`` names: building all six pydantic validators for every ``smdist plan`` would cost more
+than planning (bench/bench_plan.py). SMP (``kind: sdmp``) is itself two models, one per
+library major, chosen by ``version`` (``ModelParallel.model_for``).
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Annotated, Any, Union
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from pydantic import Field
-from pydantic_core import PydanticCustomError, PydanticKnownError
+if TYPE_CHECKING:  # pragma: no cover - for editors; tests/unit/test_registry.py keeps it whole
+    from smdist.strategies.base import Strategy as Strategy
+    from smdist.strategies.ddp import PyTorchDDP as PyTorchDDP
+    from smdist.strategies.horovod import Horovod as Horovod
+    from smdist.strategies.mwms import MWMS as MWMS
+    from smdist.strategies.parameter_server import ParameterServer as ParameterServer
+    from smdist.strategies.sddp import SDDP as SDDP
+    from smdist.strategies.sdmp import SDMP as SDMP
+    from smdist.strategies.sdmp import ModelParallel as ModelParallel
+    from smdist.strategies.sdmp import SMPv1 as SMPv1
+    from smdist.strategies.sdmp import SMPv2 as SMPv2
+    from smdist.strategies.union import any_strategy as any_strategy
+    from smdist.strategies.union import chosen_model as chosen_model
+    from smdist.strategies.union import validate_strategy as validate_strategy
 
-from smdist.strategies.base import Strategy
 
-if TYPE_CHECKING:  # pragma: no cover
-    from smdist.strategies.ddp import PyTorchDDP
-    from smdist.strategies.horovod import Horovod
-    from smdist.strategies.mwms import MWMS
-    from smdist.strategies.parameter_server import ParameterServer
-    from smdist.strategies.sddp import SDDP
-    from smdist.strategies.sdmp import SDMP, ModelParallel, SMPv1, SMPv2
+class Registered(NamedTuple):
+    """One strategy: the ``kind`` a job file writes, the module its model lives in, and the
+    public names that module gives, the model that validates ``kind`` first."""
 
-STRATEGIES: dict[str, str] = {  # kind -> "module:Model"
-    "mwms": "smdist.strategies.mwms:MWMS",
-    "horovod": "smdist.strategies.horovod:Horovod",
-    "pytorch_ddp": "smdist.strategies.ddp:PyTorchDDP",
-    "sddp": "smdist.strategies.sddp:SDDP",
-    "sdmp": "smdist.strategies.sdmp:ModelParallel",
-    "parameter_server": "smdist.strategies.parameter_server:ParameterServer",
+    kind: str
+    module: str
+    names: tuple[str, ...]
+
+    @property
+    def model(self) -> str:
+        return self.names[0]
+
+
+REGISTRY: tuple[Registered, ...] = (
+    Registered("mwms", "smdist.strategies.mwms", ("MWMS",)),
+    Registered("horovod", "smdist.strategies.horovod", ("Horovod",)),
+    Registered("pytorch_ddp", "smdist.strategies.ddp", ("PyTorchDDP",)),
+    Registered("sddp", "smdist.strategies.sddp", ("SDDP",)),
+    # One kind, two models (SMPv1, SMPv2) chosen by version; SDMP(version=...) builds either.
+    Registered("sdmp", "smdist.strategies.sdmp", ("ModelParallel", "SDMP", "SMPv1", "SMPv2")),
+    Registered("parameter_server", "smdist.strategies.parameter_server", ("ParameterServer",)),
+)
+
+STRATEGIES: dict[str, Registered] = {entry.kind: entry for entry in REGISTRY}
+# Every public name of the strategy modules, as smdist and smdist.strategies export them.
+STRATEGY_NAMES: tuple[str, ...] = tuple(name for entry in REGISTRY for name in entry.names)
+
+# Imported when first asked for: the strategy modules and what needs pydantic.
+_EXPORTS: dict[str, str] = {name: entry.module for entry in REGISTRY for name in entry.names}
+_EXPORTS |= {
+    "Strategy": "smdist.strategies.base",
+    "any_strategy": "smdist.strategies.union",
+    "chosen_model": "smdist.strategies.union",
+    "validate_strategy": "smdist.strategies.union",
 }
-# The public names of the strategy modules, imported when first asked for.
-_EXPORTS = {
-    "MWMS": "smdist.strategies.mwms",
-    "Horovod": "smdist.strategies.horovod",
-    "PyTorchDDP": "smdist.strategies.ddp",
-    "SDDP": "smdist.strategies.sddp",
-    "SDMP": "smdist.strategies.sdmp",
-    "SMPv1": "smdist.strategies.sdmp",
-    "SMPv2": "smdist.strategies.sdmp",
-    "ModelParallel": "smdist.strategies.sdmp",
-    "ParameterServer": "smdist.strategies.parameter_server",
-}
 
 
-def strategy_model(kind: str) -> type[Strategy]:
-    """The model registered for ``kind`` (imported on first use)."""
-    module, _, name = STRATEGIES[kind].partition(":")
-    return getattr(importlib.import_module(module), name)
-
-
-def validate_strategy(value: Any) -> Strategy:
-    """A job's ``strategy``: a mapping or a strategy object, validated by the model its ``kind``
-    names. Errors read as a tagged union's would, so pydantic places them under ``strategy``."""
-    if not isinstance(value, dict | Strategy):
-        raise PydanticKnownError("model_attributes_type")
-    model = chosen_model(value)
-    if model is not None:
-        return model.model_validate(value)
-    if isinstance(value, dict) and "kind" not in value:
-        raise PydanticCustomError(
-            "kind_missing", "needs a 'kind' key naming one of: {kinds}", {"kinds": kinds()}
-        )
-    expected = ", ".join(map(repr, STRATEGIES))
-    kind = _kind_of(value)
-    context = {"discriminator": "'kind'", "tag": str(kind), "expected_tags": expected}
-    raise PydanticKnownError("union_tag_invalid", context)
-
-
-def any_strategy() -> Any:
-    """The tagged union over every registered model, for the JSON Schema (builds all of them)."""
-    from smdist.strategies.sdmp import AnySMP
-
-    models = [strategy_model(kind) for kind in STRATEGIES]
-    members = tuple(AnySMP if model.__name__ == "ModelParallel" else model for model in models)
-    return Annotated[
-        Union[members],  # noqa: UP007 - built from the registry at run time
-        Field(discriminator="kind", description="the distribution strategy, chosen by `kind`"),
-    ]
+def strategy_model(kind: str) -> Any:
+    """The model registered for ``kind`` (imported on first use): a ``type[Strategy]``."""
+    entry = STRATEGIES[kind]
+    return getattr(importlib.import_module(entry.module), entry.model)
 
 
 def kinds() -> str:
@@ -88,41 +87,25 @@ def kinds() -> str:
     return ", ".join(sorted(STRATEGIES))
 
 
-def _kind_of(value: dict | Strategy) -> Any:
-    return value.get("kind") if isinstance(value, dict) else value.kind
-
-
-def chosen_model(value: Any) -> type[Strategy] | None:
-    """The model that validates ``value`` as a strategy; None when its kind names none."""
-    if not isinstance(value, dict | Strategy):
-        return None
-    kind = _kind_of(value)
-    if not isinstance(kind, str) or kind not in STRATEGIES:
-        return None
-    return strategy_model(kind).model_for(value)
-
-
 def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'smdist.strategies' has no attribute {name!r}")
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'smdist.strategies' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
 
 
 __all__ = [
-    "MWMS",
-    "SDDP",
-    "SDMP",
+    "REGISTRY",
     "STRATEGIES",
-    "Horovod",
-    "ModelParallel",
-    "ParameterServer",
-    "PyTorchDDP",
-    "SMPv1",
-    "SMPv2",
-    "Strategy",
-    "any_strategy",
-    "strategy_model",
-    "validate_strategy",
-    "chosen_model",
+    "STRATEGY_NAMES",
+    "Registered",
     "kinds",
+    "strategy_model",
+    *_EXPORTS,
 ]

@@ -51,10 +51,19 @@ class Strategy(StrictModel):
     one_process_per_gpu: ClassVar[bool] = False
     # The fields that pick the model when a dump is read back into a JobSpec.
     tag_fields: ClassVar[tuple[str, ...]] = ("kind",)
+    # The distributed library the strategy needs in the SageMaker training image (the
+    # catalogue's name: smddp, smp_v1, smp_v2, horovod); None: the framework alone.
+    image_library: ClassVar[str | None] = None
 
     @classmethod
     def model_for(cls, value: Any) -> "type[Strategy]":
         """The model that validates ``value`` (a mapping or a strategy) of this ``kind``."""
+        return cls
+
+    @classmethod
+    def union_member(cls) -> Any:
+        """This model's member of the union of every strategy (the JSON Schema's); a model
+        that is several by a field of its own gives their union (SMP's ``version``)."""
         return cls
 
     @model_serializer(mode="wrap")
@@ -128,6 +137,19 @@ class Strategy(StrictModel):
         """Which ranks form which groups, on ``hosts`` x ``processes_per_host`` ranks
         (``mp_parameters``: the launch's, where they differ from the strategy's own)."""
         return topology.data_parallel(hosts, processes_per_host)
+
+    # ---- on the local backend -------------------------------------------------------------
+    def rank_modules(self) -> dict[str, str]:
+        """The Python modules every rank imports whatever the script does, each with why: the
+        local backend checks the job's Python has them before anything starts."""
+        return {}
+
+    def fit_mp_parameters(
+        self, parameters: dict[str, Any], world: int
+    ) -> tuple[dict[str, Any], list[str]]:
+        """``parameters`` (this strategy's ``mp_parameters``) for a world of ``world`` ranks
+        when the local backend runs fewer than planned, with one note per change."""
+        return parameters, []
 
     # ---- rendering (read by planning only) ------------------------------------------------
     def render_distribution(self, cluster: Cluster) -> dict[str, Any]:

@@ -26,6 +26,7 @@ class Horovod(MPIOptionsMixin, Strategy):
 
     frameworks: ClassVar[tuple[str, ...]] = ("pytorch", "tensorflow")
     container_launcher: ClassVar[Launcher] = Launcher.MPIRUN
+    image_library: ClassVar[str | None] = "horovod"
 
     model_config = {"populate_by_name": True}
 
@@ -39,6 +40,9 @@ class Horovod(MPIOptionsMixin, Strategy):
 
     def requested_processes_per_host(self):
         return self.processes_per_host
+
+    def rank_modules(self) -> dict[str, str]:
+        return {"horovod": "Horovod jobs import it in every rank"}
 
     def check(self, cluster, framework_version=None, hyperparameters=None) -> list[Problem]:
         problems = super().check(cluster, framework_version, hyperparameters)

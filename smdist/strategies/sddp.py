@@ -22,6 +22,7 @@ class SDDP(MPIOptionsMixin, Strategy):
     ready_entry_point: ClassVar[str] = "pytorch_sddp.py"
     container_launcher: ClassVar[Launcher] = Launcher.SMDDP
     one_process_per_gpu: ClassVar[bool] = True
+    image_library: ClassVar[str | None] = "smddp"
 
     def render_distribution(self, cluster: Cluster) -> dict[str, Any]:
         return {

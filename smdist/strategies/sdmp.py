@@ -6,9 +6,9 @@ Python writes ``SMPv1(...)``, ``SMPv2(...)`` or ``SDMP(version=..., ...)``, whic
 right one. A setting of the other version is refused, naming the version it belongs to.
 """
 
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import Discriminator, Tag, ValidationError
+from pydantic import ValidationError
 
 from smdist.errors import SpecError
 from smdist.spec.validation_errors import problems_from_validation_error
@@ -16,16 +16,8 @@ from smdist.strategies.smp_base import ModelParallel
 from smdist.strategies.smp_v1 import PLACEMENT_ORDERS, SMPv1
 from smdist.strategies.smp_v2 import SMPv2
 
-
-def _version_tag(value: Any) -> str:
-    return f"sdmp_v{ModelParallel.model_for(value).model_fields['version'].default}"
-
-
 # The two majors as one type, for the JSON Schema (validation picks one by ModelParallel.model_for).
-AnySMP = Annotated[
-    Annotated[SMPv1, Tag("sdmp_v1")] | Annotated[SMPv2, Tag("sdmp_v2")],
-    Discriminator(_version_tag),
-]
+AnySMP = ModelParallel.union_member()
 
 
 def SDMP(version: int = 1, **settings: Any) -> SMPv1 | SMPv2:  # noqa: N802 - reads as a type

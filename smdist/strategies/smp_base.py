@@ -6,9 +6,9 @@ is refused on the other with a message naming the version it belongs to — neve
 """
 
 from collections.abc import Iterable
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, Union
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from smdist.errors import Problem
@@ -48,6 +48,13 @@ class ModelParallel(Strategy):
             for model in ModelParallel.__subclasses__()
             if model.model_fields["version"].default == wanted
         )
+
+    @classmethod
+    def union_member(cls) -> Any:
+        """Both majors as one type, told apart by ``version`` as ``model_for`` tells them."""
+        majors = sorted(ModelParallel.__subclasses__(), key=_major)
+        tagged = tuple(Annotated[model, Tag(f"sdmp_v{_major(model)}")] for model in majors)
+        return Annotated[Union[tagged], Discriminator(_version_tag)]  # noqa: UP007 - run time
 
     @model_validator(mode="before")
     @classmethod
@@ -136,6 +143,14 @@ class ModelParallel(Strategy):
                 f"a divisor of {world}: " + ", ".join(map(str, divisors(world))),
             )
         ]
+
+
+def _major(model: type[ModelParallel]) -> int:
+    return model.model_fields["version"].default
+
+
+def _version_tag(value: Any) -> str:
+    return f"sdmp_v{_major(ModelParallel.model_for(value))}"
 
 
 def divisors(n: int) -> list[int]:

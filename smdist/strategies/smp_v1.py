@@ -72,6 +72,7 @@ class SMPv1(MPIOptionsMixin, ModelParallel):
     horovod: bool | None = Field(None, description="TensorFlow: data parallel via Horovod")
 
     container_launcher: ClassVar[Launcher] = Launcher.MPIRUN
+    image_library: ClassVar[str | None] = "smp_v1"
 
     @field_validator("placement_strategy")
     @classmethod

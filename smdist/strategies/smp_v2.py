@@ -43,6 +43,7 @@ class SMPv2(ModelParallel):
         "json_schema_extra": lambda schema: schema.setdefault("required", []).append("version")
     }
     one_process_per_gpu: ClassVar[bool] = True
+    image_library: ClassVar[str | None] = "smp_v2"
 
     def v3_driver(self) -> str:
         return "torchrun"  # v3's Torchrun(smp=SMP(...))
@@ -77,6 +78,25 @@ class SMPv2(ModelParallel):
             "sagemaker_instance_type": cluster.instance_type,
             "sagemaker_torch_distributed_enabled": True,
         }
+
+    # ---- on the local backend -------------------------------------------------------------
+    def fit_mp_parameters(
+        self, parameters: dict[str, Any], world: int
+    ) -> tuple[dict[str, Any], list[str]]:
+        """A hybrid_shard_degree that no longer divides the local world's data-parallel ranks
+        becomes the largest divisor below it."""
+        shard = parameters.get("hybrid_shard_degree")
+        if not isinstance(shard, int) or shard <= 1:
+            return parameters, []
+        data_parallel = world // self.tensor_degree
+        if shard <= data_parallel and data_parallel % shard == 0:
+            return parameters, []
+        fitted = max(d for d in divisors(data_parallel) if d <= shard)
+        note = (
+            f"mp_parameters.hybrid_shard_degree: {shard} -> {fitted} (the local world has "
+            f"{data_parallel} data-parallel ranks)"
+        )
+        return {**parameters, "hybrid_shard_degree": fitted}, [note]
 
     # ---- checks --------------------------------------------------------------------------
     def check(self, cluster, framework_version=None, hyperparameters=None) -> list[Problem]:

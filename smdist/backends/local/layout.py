@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 from smdist.contract.commands import Launch, Launcher
 from smdist.errors import Problem, SpecError
 from smdist.planning.submission import CONTAINER_MODEL_DIR
-from smdist.strategies import SMPv2
 
 if TYPE_CHECKING:
     from smdist.planning.plan import Plan
@@ -74,10 +73,6 @@ class LocalLayout:
 
 def _problem(option: str, message: str, value: Any, valid: str) -> SpecError:
     return SpecError([Problem(option, message, value, valid)])
-
-
-def _divisors(number: int) -> list[int]:
-    return [d for d in range(1, number + 1) if number % d == 0]
 
 
 def plan_layout(
@@ -265,14 +260,6 @@ def _adapt_mp_parameters(
             if parameters.get(precision):
                 parameters[precision] = False
                 notes.append(f"mp_parameters.{precision}: true -> false (no GPU here)")
-    shard = parameters.get("hybrid_shard_degree")
-    if isinstance(strategy, SMPv2) and isinstance(shard, int) and shard > 1:
-        data_parallel = world // strategy.tensor_degree
-        if shard > data_parallel or data_parallel % shard:
-            fitted = max(d for d in _divisors(data_parallel) if d <= shard)
-            parameters["hybrid_shard_degree"] = fitted
-            notes.append(
-                f"mp_parameters.hybrid_shard_degree: {shard} -> {fitted} (the local world has "
-                f"{data_parallel} data-parallel ranks)"
-            )
+    parameters, fitted = strategy.fit_mp_parameters(parameters, world)
+    notes += fitted
     return parameters

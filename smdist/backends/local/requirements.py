@@ -44,8 +44,7 @@ def required_modules(plan: Plan, layout: LocalLayout) -> dict[str, str]:
         needed["torch"] = "smdist's torchrun launcher runs torchrun on every host"
     elif layout.launcher is Launcher.TORCHRUN:
         needed["torch"] = "the job starts with torchrun on every host"
-    if strategy.kind == "horovod":
-        needed["horovod"] = "Horovod jobs import it in every rank"
+    needed.update(strategy.rank_modules())
     if plan.source_dir is None:  # smdist's ready entry point: its framework, always
         module = FRAMEWORK_MODULES.get(plan.framework)
         if module is not None:
