@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from .launch import GETHOSTNAME_SHIM, MPI_PROCESSES_PER_HOST, V3_DRIVERS, Image, Launch, Launcher
 from .mpi import (
@@ -125,7 +126,17 @@ def host_command(
     )
 
 
+TF_CONFIG = "TF_CONFIG"
 TF_CONFIG_PORT = 8890  # the TensorFlow toolkit's MultiWorkerMirrored worker port
+
+
+def multi_worker_tf_config(
+    hosts: Sequence[str], index: int, ports: Sequence[int]
+) -> dict[str, Any]:
+    """MultiWorkerMirroredStrategy's TF_CONFIG as the TensorFlow toolkit writes it: every host a
+    ``worker`` (on ``ports[i]``; the container's 8890), the task the host's position."""
+    workers = [f"{host}:{port}" for host, port in zip(hosts, ports)]
+    return {"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}}
 
 
 @dataclass(frozen=True)
@@ -149,9 +160,7 @@ def launcher_environment(
     """
     if launcher is Launcher.TF_CONFIG:
         task_ports = ports.task if ports else [TF_CONFIG_PORT] * len(hosts)
-        workers = [f"{host}:{port}" for host, port in zip(hosts, task_ports)]
-        config = {"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}}
-        return {"TF_CONFIG": json.dumps(config)}
+        return {TF_CONFIG: json.dumps(multi_worker_tf_config(hosts, index, task_ports))}
     if launcher is Launcher.PARAMETER_SERVER and ports is not None:
         addresses = {
             host: [f"{host}:{task}", f"{host}:{server}"]
@@ -169,7 +178,7 @@ def script_environment(launcher: Launcher, hosts: Sequence[str], index: int) -> 
     environment = launcher_environment(launcher, hosts, index)
     if launcher is Launcher.PARAMETER_SERVER and len(hosts) > 1:
         config = parameter_server_tf_config(list(hosts), hosts[index])
-        environment["TF_CONFIG"] = json.dumps(config)
+        environment[TF_CONFIG] = json.dumps(config)
     return environment
 
 
@@ -178,6 +187,7 @@ __all__ = [
     "GETHOSTNAME_SHIM",
     "MPI_PROCESSES_PER_HOST",
     "SMDDP_SERVER_PORT",
+    "TF_CONFIG",
     "TF_CONFIG_PORT",
     "TORCHRUN_PORT",
     "V3_DRIVERS",
@@ -195,6 +205,7 @@ __all__ = [
     "launcher_environment",
     "mpi_command",
     "mpirun_command",
+    "multi_worker_tf_config",
     "parse_custom_mpi_options",
     "program_command",
     "script_environment",

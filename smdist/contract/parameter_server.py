@@ -126,7 +126,7 @@ def say(message: str) -> None:
 def split_address(address: str) -> tuple[str, int]:
     """``host:port`` (IPv6 as ``[::1]:port``) into host and port."""
     host, sep, port = address.rpartition(":")
-    if not sep or not host or not port.isdigit():
+    if not sep or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
         raise ValueError(f"{address!r} is not a 'host:port' address")
     return host.strip("[]"), int(port)
 

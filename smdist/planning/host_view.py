@@ -7,9 +7,9 @@ strategy's launcher starts there (none on the hosts that wait for the first host
 ``TF_CONFIG`` under the TensorFlow strategies, and the script's own arguments: exactly the
 job's hyperparameters as ``--name value``, as the toolkit renders them.
 
-Everything comes from the container contract's pure functions
-(``smdist.contract.environment``), the ones the local backend writes its emulated hosts
-with, applied to the plan with SageMaker's paths (``/opt/ml``) and network interface. Values
+Everything comes from the container contract's builder (``smdist.contract.host``), the one the
+local backend and smdist's v3 driver give their hosts, applied to the plan with SageMaker's
+paths (``/opt/ml``), network interface and ports. Values
 the submission fills in (job name, bucket, region) keep the plan's placeholders.
 A large cluster is shown compactly: the first hosts and the last, and a count of the ones in
 between (which differ from the ones shown only in their names and ranks).
@@ -20,32 +20,25 @@ from __future__ import annotations
 import json
 import shlex
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from smdist.contract.commands import (
-    TORCHRUN_PORT,
     HostArguments,
     Image,
-    Launcher,
     host_command,
     script_environment,
 )
 from smdist.contract.environment import (
-    FRAMEWORK_MODULES,
     HostConfig,
     Machine,
     input_data_config,
     resource_config,
-    sm_variables,
-    training_environment,
 )
+from smdist.contract.host import CONTAINER_INTERFACE, host_environment
 
 if TYPE_CHECKING:
     from smdist.planning.plan import Plan
 
-CONTAINER_BASE = Path("/opt/ml")
-NETWORK_INTERFACE = "eth0"  # resourceconfig.json's network_interface_name on SageMaker
 DEFAULT_SHOWN = 4  # hosts shown in full before the view turns compact
 # The SM_* variables the text view lists (besides SM_CHANNEL_* and SM_HP_*); --json has all.
 KEY_SM_VARIABLES = (
@@ -110,30 +103,6 @@ def _channels(plan: Plan) -> dict[str, str]:
     return channels
 
 
-def _efa(plan: Plan) -> dict[str, str]:
-    from smdist.catalog import efa
-
-    try:
-        return efa.nccl_environment(plan.spec.cluster.instance_type)
-    except ValueError:  # a type only botocore knows: no EFA facts, none assumed
-        return {}
-
-
-def _container_environment(
-    plan: Plan, hosts: list[str], index: int, efa: dict[str, str]
-) -> dict[str, str]:
-    """What SageMaker and the framework container set besides the SM_* variables."""
-    environment = {"TRAINING_JOB_NAME": plan.job_name, "CURRENT_HOST": hosts[index]}
-    launcher = plan.launch.launcher
-    if plan.framework == "pytorch":
-        environment.update({"MASTER_ADDR": hosts[0], "MASTER_PORT": str(TORCHRUN_PORT)})
-    if launcher is Launcher.TORCHRUN:  # the TorchDistributedRunner's own settings
-        environment.update({k: v for k, v in efa.items() if k.startswith(("FI_", "RDMAV_"))})
-        environment.update({"NCCL_SOCKET_IFNAME": NETWORK_INTERFACE, "NCCL_PROTO": "simple"})
-    environment.update(script_environment(launcher, hosts, index))
-    return environment
-
-
 def image_assumed(plan: Plan) -> Image:
     """The image a shown command runs in: a current DLC for the job's framework, with the
     toolkit (its gethostname shim), mpi4py, smddprun and smddpmprun."""
@@ -145,36 +114,34 @@ def image_assumed(plan: Plan) -> Image:
 def host_views(plan: Plan, indices: list[int] | None = None) -> list[HostView]:
     """The hosts at ``indices`` (default: all) of ``plan``'s cluster, as SageMaker runs them."""
     cluster = plan.spec.cluster
-    hosts = list(plan.launch.hosts)
+    launch = plan.launch
+    hosts = list(launch.hosts)
     info = cluster.info
     machine = Machine(num_cpus=info.vcpus if info else 0, num_gpus=plan.gpus_per_host)
     channels = input_data_config(_channels(plan))
-    efa = _efa(plan)
-    launch = plan.launch
-    launcher = launch.launcher
     image = image_assumed(plan)
 
-    def sm_environment(index: int) -> dict[str, str]:
+    def environment(index: int) -> dict[str, str]:
+        """The container contract's environment for host ``index`` (``contract.host``)."""
         config = HostConfig(
             hyperparameters=dict(plan.wire_hyperparameters),
             resource_config=resource_config(
-                hosts, hosts[index], cluster.instance_type, NETWORK_INTERFACE
+                hosts, hosts[index], cluster.instance_type, CONTAINER_INTERFACE
             ),
             input_data_config=channels,
         )
-        training_env = training_environment(
-            CONTAINER_BASE,
-            config,
-            machine,
-            job_name=plan.job_name,
-            framework_module=FRAMEWORK_MODULES.get(plan.framework),
+        built = host_environment(
+            launch, index, config, machine, job_name=plan.job_name, framework=plan.framework
         )
-        return sm_variables(training_env)
+        # What the script finds besides: a launcher's host steps write TF_CONFIG (PS).
+        built.update(script_environment(launch.launcher, hosts, index))
+        return built
 
-    first = sm_environment(0)
+    first = environment(0)
     views = []
     for index in shown_indices(len(hosts), len(hosts)) if indices is None else indices:
-        sm = first if index == 0 else sm_environment(index)
+        built = first if index == 0 else environment(index)
+        sm = {name: value for name, value in built.items() if name.startswith("SM_")}
         arguments = list(json.loads(sm["SM_USER_ARGS"]))
         command = host_command(
             launch,
@@ -182,7 +149,7 @@ def host_views(plan: Plan, indices: list[int] | None = None) -> list[HostView]:
             image,
             plan.program,
             HostArguments(arguments, list(json.loads(first["SM_USER_ARGS"]))),
-            exported_names=list(first),
+            exported_names=[name for name in first if name.startswith("SM_")],
         )
         views.append(
             HostView(
@@ -190,9 +157,11 @@ def host_views(plan: Plan, indices: list[int] | None = None) -> list[HostView]:
                 index=index,
                 resource_config=json.loads(sm["SM_RESOURCE_CONFIG"]),
                 sm_environment=sm,
-                container_environment=_container_environment(plan, hosts, index, efa),
+                container_environment={
+                    name: value for name, value in built.items() if not name.startswith("SM_")
+                },
                 job_environment=dict(plan.environment),
-                launcher=launcher.value,
+                launcher=launch.launcher.value,
                 argv=command.argv,
                 role=command.role,
                 script_arguments=arguments,

@@ -1,10 +1,11 @@
-"""TF_CONFIG for MultiWorkerMirroredStrategy on SageMaker, which does not write one itself.
+"""TF_CONFIG for MultiWorkerMirroredStrategy where the container did not write one.
 
-MWMS reads the cluster from TF_CONFIG. SageMaker announces its hosts as SM_HOSTS /
-SM_CURRENT_HOST instead, so the entry point builds TF_CONFIG from them: every host a
-``worker``, listening on port 8890 (the port SageMaker's TensorFlow toolkit uses), the task
-index being the current host's position. A TF_CONFIG the container already has (written by the
-toolkit, or by a local emulator) is used as it is.
+MWMS reads the cluster from TF_CONFIG. SageMaker's TensorFlow toolkit writes it for the
+``multi_worker_mirrored_strategy`` distribution, as smdist's driver and local backend do
+(``smdist.contract``); an image without that toolkit announces its hosts only as SM_HOSTS /
+SM_CURRENT_HOST, so the entry point builds the same TF_CONFIG from them (the contract's
+``multi_worker_tf_config``: every host a ``worker`` on port 8890, the task index the current
+host's position). A TF_CONFIG the container already has is used as it is.
 
 Emulated hosts that share one machine need distinct ports, because each worker binds
 ``0.0.0.0:<port>``: SMDIST_TF_PORTS gives one port for all hosts or one per host
@@ -21,11 +22,12 @@ import os
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any
 
+from ..contract.commands import TF_CONFIG, TF_CONFIG_PORT, multi_worker_tf_config
 from .environments.base import ClusterEnvironmentError, invalid_variable
 from .environments.sagemaker import SageMakerEnvironment
 from .environments.tf_config import TFConfigEnvironment
 
-DEFAULT_PORT = 8890
+DEFAULT_PORT = TF_CONFIG_PORT
 PORTS_ENV = "SMDIST_TF_PORTS"
 
 
@@ -47,10 +49,7 @@ def build_tf_config(
     for value in ports:
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 65535:
             raise ValueError(f"port {value!r} is not valid: expected an integer in 1..65535.")
-    return {
-        "cluster": {"worker": [f"{host}:{p}" for host, p in zip(hosts, ports)]},
-        "task": {"type": "worker", "index": hosts.index(current_host)},
-    }
+    return multi_worker_tf_config(hosts, hosts.index(current_host), ports)
 
 
 def ports_from_environ(environ: Mapping[str, str]) -> int | list[int]:
@@ -100,11 +99,11 @@ def apply_tf_config(
     if not tf_config:
         return
     target = os.environ if environ is None else environ
-    current = target.get("TF_CONFIG")
+    current = target.get(TF_CONFIG)
     if current is not None:
         try:
             if json.loads(current) == tf_config:
                 return  # the container's own string stays byte for byte
         except json.JSONDecodeError:
             pass
-    target["TF_CONFIG"] = json.dumps(tf_config)
+    target[TF_CONFIG] = json.dumps(tf_config)

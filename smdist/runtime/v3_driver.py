@@ -41,20 +41,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..contract.commands import (
-    HostArguments,
-    Image,
-    Launch,
-    host_command,
-    launcher_environment,
-)
-from ..contract.environment import (
-    FRAMEWORK_MODULES,
-    HostConfig,
-    Machine,
-    sm_variables,
-    training_environment,
-)
+from ..contract.commands import HostArguments, Image, Launch, host_command
+from ..contract.environment import HostConfig, Machine
+from ..contract.host import HostSite, host_environment
 from ..contract.hostname_shim import build_dlc_shim, preload, toolkit_shim
 from ..contract.image_prerequisites import absent_optional, missing_prerequisites
 
@@ -91,31 +80,44 @@ def gpu_count(environ: Mapping[str, str]) -> int:
         return 0
 
 
+def job_launch(settings: Mapping[str, Any], config: HostConfig) -> Launch:
+    """The plan's launch (shipped in the driver's settings) on this job's hosts, as the
+    container's resourceconfig.json names them."""
+    resources = config.resource_config
+    launch = settings["launch"]
+    return Launch.from_dict(
+        launch,
+        hosts=tuple(resources["hosts"]),
+        interface=resources.get("network_interface_name", "eth0"),
+        instance_type=resources.get("current_instance_type") or launch["instance_type"],
+    )
+
+
 def toolkit_environment(
-    base: Path, config: HostConfig, environ: Mapping[str, str], framework: str
+    base: Path, config: HostConfig, environ: Mapping[str, str], framework: str, launch: Launch
 ) -> dict[str, str]:
-    """The rank's environment: the container's, with every ``SM_*`` as the toolkit sets it."""
+    """The rank's environment: the container's, with what the container contract gives the
+    host (``contract.host``: every ``SM_*`` as the toolkit sets it, MASTER_*, NCCL, TF_CONFIG)."""
     machine = Machine(
         num_cpus=os.cpu_count() or 1,
         num_gpus=gpu_count(environ),
         num_neurons=int(environ.get("SM_NUM_NEURONS", "0") or 0),
     )
-    job_name = environ.get("TRAINING_JOB_NAME", "")
-    training_env = training_environment(
-        base, config, machine, job_name=job_name, framework_module=FRAMEWORK_MODULES.get(framework)
+    resources = config.resource_config
+    result = host_environment(
+        launch,
+        list(launch.hosts).index(resources["current_host"]),
+        config,
+        machine,
+        job_name=environ.get("TRAINING_JOB_NAME", ""),
+        framework=framework,
+        site=HostSite(base=base, interface=launch.interface),
+        job_environment=environ,
     )
-    result = dict(environ)
-    result.update(sm_variables(training_env))
     result["SM_MODULE_DIR"] = str(Path.cwd())  # the code channel, unpacked by sm_train.sh
-    result.setdefault("SAGEMAKER_JOB_NAME", job_name)
-    result["CURRENT_HOST"] = training_env["current_host"]
     result["PYTHONPATH"] = os.pathsep.join(
         p for p in (str(Path.cwd()), environ.get("PYTHONPATH", "")) if p
     )
-    if framework == "pytorch":
-        # The SageMaker PyTorch container sets these for every job.
-        result.setdefault("MASTER_ADDR", training_env["hosts"][0])
-        result.setdefault("MASTER_PORT", "7777")
     return result
 
 
@@ -262,23 +264,18 @@ def main() -> int:
     toolkit = dict(settings.get("toolkit_hyperparameters") or {})
     toolkit.setdefault("sagemaker_program", json.dumps(os.environ["SM_ENTRY_SCRIPT"]))
     config = read_host_config(base / "input" / "config", toolkit)
-    env = toolkit_environment(base, config, os.environ, settings.get("framework", "pytorch"))
-    hosts = json.loads(env["SM_HOSTS"])
+    launch = job_launch(settings, config)
+    framework = settings.get("framework", "pytorch")
+    env = toolkit_environment(base, config, os.environ, framework, launch)
+    hosts = list(launch.hosts)
     current = env["SM_CURRENT_HOST"]
     program = json.loads(toolkit["sagemaker_program"])
     arguments = list(json.loads(env["SM_USER_ARGS"]))
-    launch = Launch.from_dict(
-        settings["launch"],
-        hosts=tuple(hosts),
-        interface=env.get("SM_NETWORK_INTERFACE_NAME", "eth0"),
-        instance_type=env.get("SM_CURRENT_INSTANCE_TYPE") or settings["launch"]["instance_type"],
-    )
     if launch.launcher.uses_mpi:
         # First: mpirun may reach this host as soon as its ssh port answers, and the sessions
         # it opens read this file (the ranks get the host-name fix through mpirun's exports).
         publish_environment(env)
     image = image_here(env, apply_hostname_fix(env, current))
-    env.update(launcher_environment(launch.launcher, hosts, hosts.index(current)))
     own = host_command(
         launch, hosts.index(current), image, program, HostArguments(arguments, arguments),
         exported_names=sorted(name for name in env if name.startswith("SM_")), environ=env,

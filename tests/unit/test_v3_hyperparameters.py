@@ -106,7 +106,8 @@ def test_smdists_driver_gives_the_script_the_toolkits_arguments_and_variables(
         (config_dir / name).write_text(json.dumps(content))
     monkeypatch.chdir(tmp_path)
     host = v3_driver.read_host_config(config_dir, config.settings["toolkit_hyperparameters"])
-    env = v3_driver.toolkit_environment(base, host, {}, "tensorflow")
+    launch = v3_driver.job_launch(config.settings, host)
+    env = v3_driver.toolkit_environment(base, host, {}, "tensorflow", launch)
     assert json.loads(env["SM_USER_ARGS"]) == TOOLKIT_ARGV
     assert env["SM_HPS"] == RECORDED["SM_HPS"]
     assert {k: env[k] for k in RECORDED["SM_HP"]} == RECORDED["SM_HP"]

@@ -121,7 +121,8 @@ def test_driver_gives_the_script_the_toolkits_environment_and_arguments(tmp_path
         (config_dir / name).write_text(json.dumps(content))
     monkeypatch.chdir(tmp_path)
     host = v3_driver.read_host_config(config_dir, config.settings["toolkit_hyperparameters"])
-    env = v3_driver.toolkit_environment(base, host, {"SM_NUM_GPUS": "1"}, "tensorflow")
+    launch = v3_driver.job_launch(config.settings, host)
+    env = v3_driver.toolkit_environment(base, host, {"SM_NUM_GPUS": "1"}, "tensorflow", launch)
     assert env["SM_CURRENT_HOST"] == "algo-2" and json.loads(env["SM_HOSTS"]) == [
         "algo-1",
         "algo-2",

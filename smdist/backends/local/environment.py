@@ -1,9 +1,9 @@
 """Each emulated host's process environment, and the files that hold it for the ssh stand-in.
 
-The environment is the one the container gives the user's script: the toolkit's ``SM_*``
-variables (``smdist.contract.environment``), the variables the toolkit and the framework
-container set besides them (job name, MASTER_ADDR / MASTER_PORT and NCCL defaults for PyTorch,
-TF_CONFIG for MultiWorkerMirroredStrategy), and what the emulation itself needs (host-name
+The environment is the one the container gives the user's script, built by the container
+contract (``smdist.contract.host``: the toolkit's ``SM_*`` variables, job name, MASTER_ADDR /
+MASTER_PORT and NCCL defaults for PyTorch, TF_CONFIG for MultiWorkerMirroredStrategy) on the
+host's folder, its own ports and loopback, plus what the emulation itself needs (host-name
 resolution, the host's share of the GPUs, the job's process token).
 
 It starts from smdist's own, minus variables that describe some other cluster (a stray
@@ -19,14 +19,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from smdist.backends.local.standins import SITE_DIR as STANDINS_DIR
-from smdist.contract.commands import HostPorts, launcher_environment
-from smdist.contract.environment import (
-    FRAMEWORK_MODULES,
-    HostConfig,
-    Machine,
-    sm_variables,
-    training_environment,
-)
+from smdist.contract.commands import HostPorts
+from smdist.contract.environment import HostConfig, Machine
+from smdist.contract.host import HostSite
+from smdist.contract.host import host_environment as host_contract_environment
+from smdist.contract.launch import Launch
 from smdist.runtime.settings import LOCAL_JOB
 
 if TYPE_CHECKING:
@@ -94,23 +91,32 @@ class JobSettings:
 
 def host_environment(
     plan: Plan,
+    launch: Launch,
     layout: LocalLayout,
     host: EmulatedHost,
-    hosts: list[str],
     config: HostConfig,
     settings: JobSettings,
 ) -> dict[str, str]:
-    """Everything the host's first process gets in its environment."""
-    environ = dict(settings.base_environment)
-    environ.update(layout.environment)
-    training_env = training_environment(
-        host.base,
+    """Everything the host's first process gets in its environment: the container contract's
+    (``contract.host``) for ``launch`` (the layout's, on the emulated hosts' names) on this
+    host's folder, ports and loopback, then the emulation's own."""
+    site = HostSite(
+        base=host.base,
+        interface=NETWORK_INTERFACE,
+        master_port=settings.master_port,  # a free port: the hosts share this machine's network
+        # Every worker and server binds 0.0.0.0:<port>: each emulated host gets its own ports.
+        ports=HostPorts(settings.tf_ports, settings.ps_ports),
+    )
+    environ = host_contract_environment(
+        launch,
+        host.index,
         config,
         Machine(num_cpus=settings.cpus, num_gpus=layout.gpus_per_host),
         job_name=settings.job_name,
-        framework_module=FRAMEWORK_MODULES.get(plan.framework),
+        framework=plan.framework,
+        site=site,
+        job_environment={**settings.base_environment, **layout.environment},
     )
-    environ.update(sm_variables(training_env))
     environ.update(_job_variables(layout, host, settings, environ.get("PYTHONPATH", "")))
     environ.update(settings.names_environment)
     if "NSS_WRAPPER_HOSTS" in settings.names_environment:
@@ -120,18 +126,13 @@ def host_environment(
     if "OMP_NUM_THREADS" not in environ:
         # The hosts share this machine's cores: one thread pool each would oversubscribe them.
         environ["OMP_NUM_THREADS"] = str(max(1, settings.cpus // max(layout.world_size, 1)))
-    if plan.framework == "pytorch":
-        _set_pytorch_defaults(environ, hosts[0], settings.master_port)
-    # Every worker and server binds 0.0.0.0:<port>: each emulated host gets its own ports.
-    ports = HostPorts(settings.tf_ports, settings.ps_ports)
-    environ.update(launcher_environment(layout.launcher, hosts, host.index, ports))
     return environ
 
 
 def _job_variables(
     layout: LocalLayout, host: EmulatedHost, settings: JobSettings, python_path: str
 ) -> dict[str, str]:
-    """What SageMaker, its training toolkit and the framework images set besides the ``SM_*``
+    """What SageMaker, its training toolkit and the framework images set besides the contract's
     variables, then the emulation's own; ``python_path``: the PYTHONPATH so far."""
     # The stand-ins that answer SageMaker's library names (smdistributed.*, torch.sagemaker)
     # where the real libraries are absent, then the code, as SageMaker's toolkit puts it. The
@@ -140,11 +141,7 @@ def _job_variables(
     paths = [str(STANDINS_DIR), str(host.code)]
     paths += [p for p in python_path.split(":") if p]
     return {
-        # Set by SageMaker and the training toolkit besides the SM_* variables.
-        "TRAINING_JOB_NAME": settings.job_name,
-        "SAGEMAKER_JOB_NAME": settings.job_name,
         "SAGEMAKER_REGION": settings.region,
-        "CURRENT_HOST": host.name,
         "SAGEMAKER_BASE_DIR": str(host.base),
         "PYTHONPATH": ":".join(paths),
         # Set by the Deep Learning Containers' images.
@@ -154,16 +151,6 @@ def _job_variables(
         TOKEN_VARIABLE: settings.token,
         "CUDA_VISIBLE_DEVICES": ",".join(layout.host_gpus[host.index]),
     }
-
-
-def _set_pytorch_defaults(environ: dict[str, str], master: str, master_port: int) -> None:
-    """The SageMaker PyTorch container sets these for every job (port 7777 there; a free port
-    here, so that local jobs never collide)."""
-    environ["MASTER_ADDR"] = master
-    environ["MASTER_PORT"] = str(master_port)
-    environ.setdefault("NCCL_SOCKET_IFNAME", NETWORK_INTERFACE)
-    environ.setdefault("NCCL_IB_DISABLE", "1")
-    environ.setdefault("NCCL_DEBUG", "WARN")
 
 
 def write_environment_files(

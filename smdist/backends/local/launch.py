@@ -131,13 +131,14 @@ def prepare_commands(
         base_environment={**clean_environment(os.environ), TOKEN_VARIABLE: token},
         cpus=os.cpu_count() or 1,
     )
+    launch = local_launch(layout, names.names)
     environments = []
     for host in hosts:
         config = host_config(plan, layout, host, names.names, channels)
         write_config(host, config)
-        environments.append(host_environment(plan, layout, host, names.names, config, settings))
+        environments.append(host_environment(plan, launch, layout, host, config, settings))
     return build_commands(
-        local_launch(layout, [host.name for host in hosts]),
+        launch,
         layout,
         hosts,
         environments,

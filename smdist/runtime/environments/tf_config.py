@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from functools import cached_property
 from typing import Any
 
+from ...contract.parameter_server import split_address
 from .base import ClusterEnvironment, ClusterEnvironmentError, invalid_variable
 
 COLLECTIVE_TASK_TYPES = ("chief", "worker")
@@ -22,12 +23,13 @@ _EXPECTED = (
 )
 
 
-def split_address(address: str) -> tuple[str, int]:
-    """``host:port`` (IPv6 as ``[::1]:port``) into host and port."""
-    host, sep, port = address.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
-        raise invalid_variable("TF_CONFIG cluster address", address, "'host:port'")
-    return host.strip("[]"), int(port)
+def cluster_address(address: str) -> tuple[str, int]:
+    """A TF_CONFIG cluster address as host and port (the contract's ``split_address``); a bad one
+    is a ClusterEnvironmentError naming it."""
+    try:
+        return split_address(address)
+    except ValueError:
+        raise invalid_variable("TF_CONFIG cluster address", address, "'host:port'") from None
 
 
 class TFConfigEnvironment(ClusterEnvironment):
@@ -101,7 +103,7 @@ class TFConfigEnvironment(ClusterEnvironment):
 
     @property
     def hosts(self) -> list[str]:
-        return [split_address(address)[0] for address in self.collective_addresses]
+        return [cluster_address(address)[0] for address in self.collective_addresses]
 
     @property
     def main_address(self) -> str:
@@ -117,7 +119,7 @@ class TFConfigEnvironment(ClusterEnvironment):
             raise invalid_variable(
                 "TF_CONFIG cluster", self.config["cluster"], "at least one 'chief' or 'worker'"
             )
-        return split_address(addresses[0])
+        return cluster_address(addresses[0])
 
     def num_nodes(self) -> int:
         return max(self.world_size(), 1)
