@@ -1,12 +1,13 @@
 """The distribution strategies, one module each, and the one registry that names them.
 
-``REGISTRY`` is the only list of strategies: for each, the ``kind`` a job file writes, the
-module its model lives in, and the public names that module gives (the model that validates
-the kind first). Everything that enumerates strategies follows from it: the names ``smdist``
-and ``smdist.strategies`` export, the tagged union that validates a job's ``strategy`` and the
-JSON Schema built from it (``smdist.strategies.union``), the kinds that error messages and the
-CLI offer, and the checks that every strategy has its README row, example, entry point and
-notebook (``tests/unit/test_registry.py``). Adding a strategy: one new module and one line here.
+``REGISTRY`` (``smdist.strategies.registry``) is the only list of strategies: for each, the
+``kind`` a job file writes, the module its model lives in, and the public names that module
+gives (the model that validates the kind first). Everything that enumerates strategies follows
+from it: the names ``smdist`` and ``smdist.strategies`` export, the tagged union that validates
+a job's ``strategy`` and the JSON Schema built from it (``smdist.strategies.union``), the kinds
+that error messages and the CLI offer, and the checks that every strategy has its README row,
+example, entry point and notebook (``tests/unit/test_registry.py``). Adding a strategy: one new
+module and one line in the registry.
 
 What differs by strategy lives on the strategy (``smdist.strategies.base.Strategy``: methods
 and class data), never in a switch on ``kind`` elsewhere.
@@ -21,7 +22,16 @@ library major, chosen by ``version`` (``ModelParallel.model_for``).
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
+
+from smdist.strategies.registry import (
+    REGISTRY,
+    STRATEGIES,
+    STRATEGY_NAMES,
+    Registered,
+    kinds,
+    strategy_model,
+)
 
 if TYPE_CHECKING:  # pragma: no cover - for editors; tests/unit/test_registry.py keeps it whole
     from smdist.strategies.base import Strategy as Strategy
@@ -39,33 +49,6 @@ if TYPE_CHECKING:  # pragma: no cover - for editors; tests/unit/test_registry.py
     from smdist.strategies.union import validate_strategy as validate_strategy
 
 
-class Registered(NamedTuple):
-    """One strategy: the ``kind`` a job file writes, the module its model lives in, and the
-    public names that module gives, the model that validates ``kind`` first."""
-
-    kind: str
-    module: str
-    names: tuple[str, ...]
-
-    @property
-    def model(self) -> str:
-        return self.names[0]
-
-
-REGISTRY: tuple[Registered, ...] = (
-    Registered("mwms", "smdist.strategies.mwms", ("MWMS",)),
-    Registered("horovod", "smdist.strategies.horovod", ("Horovod",)),
-    Registered("pytorch_ddp", "smdist.strategies.ddp", ("PyTorchDDP",)),
-    Registered("sddp", "smdist.strategies.sddp", ("SDDP",)),
-    # One kind, two models (SMPv1, SMPv2) chosen by version; SDMP(version=...) builds either.
-    Registered("sdmp", "smdist.strategies.sdmp", ("ModelParallel", "SDMP", "SMPv1", "SMPv2")),
-    Registered("parameter_server", "smdist.strategies.parameter_server", ("ParameterServer",)),
-)
-
-STRATEGIES: dict[str, Registered] = {entry.kind: entry for entry in REGISTRY}
-# Every public name of the strategy modules, as smdist and smdist.strategies export them.
-STRATEGY_NAMES: tuple[str, ...] = tuple(name for entry in REGISTRY for name in entry.names)
-
 # Imported when first asked for: the strategy modules and what needs pydantic.
 _EXPORTS: dict[str, str] = {name: entry.module for entry in REGISTRY for name in entry.names}
 _EXPORTS |= {
@@ -74,17 +57,6 @@ _EXPORTS |= {
     "chosen_model": "smdist.strategies.union",
     "validate_strategy": "smdist.strategies.union",
 }
-
-
-def strategy_model(kind: str) -> Any:
-    """The model registered for ``kind`` (imported on first use): a ``type[Strategy]``."""
-    entry = STRATEGIES[kind]
-    return getattr(importlib.import_module(entry.module), entry.model)
-
-
-def kinds() -> str:
-    """The registered kinds, for messages: ``horovod, mwms, ...``."""
-    return ", ".join(sorted(STRATEGIES))
 
 
 def __getattr__(name: str) -> Any:

@@ -12,8 +12,8 @@ from typing import Annotated, Any, Union
 from pydantic import Field
 from pydantic_core import PydanticCustomError, PydanticKnownError
 
-from smdist.strategies import STRATEGIES, kinds, strategy_model
 from smdist.strategies.base import Strategy
+from smdist.strategies.registry import STRATEGIES, kinds, strategy_model
 
 
 def validate_strategy(value: Any) -> Strategy:

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from smdist.backends.local.environment import clean_environment
 from smdist.backends.local.failure import root_cause
-from smdist.backends.local.hosts import EmulatedHost, clean_environment
+from smdist.backends.local.hosts import EmulatedHost
 from smdist.backends.local.launch import (
     local_image,
     local_launch,

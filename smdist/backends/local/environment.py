@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from smdist.backends.local.hosts import NETWORK_INTERFACE, EmulatedHost
 from smdist.backends.local.standins import SITE_DIR as STANDINS_DIR
 from smdist.contract.commands import HostPorts
 from smdist.contract.environment import HostConfig, Machine
@@ -27,11 +28,9 @@ from smdist.contract.launch import Launch
 from smdist.runtime.settings import LOCAL_JOB
 
 if TYPE_CHECKING:
-    from smdist.backends.local.hosts import EmulatedHost
     from smdist.backends.local.layout import LocalLayout
     from smdist.planning.plan import Plan
 
-NETWORK_INTERFACE = "lo"  # what the hosts share here: loopback
 TOKEN_VARIABLE = LOCAL_JOB  # the job's token; also tells its scripts they run locally
 _FOREIGN_PREFIXES = (
     "SM_",

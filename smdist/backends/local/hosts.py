@@ -2,7 +2,7 @@
 
 Each host gets ``input/config/{hyperparameters,resourceconfig,inputdataconfig}.json``,
 ``input/data/<channel>/``, ``model/``, ``output/data/``, ``checkpoints/`` and ``code/``. Its
-process environment is ``environment``'s (re-exported here).
+process environment is ``environment``'s.
 """
 
 from __future__ import annotations
@@ -13,20 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from smdist.backends.local.environment import (
-    NETWORK_INTERFACE,
-    TOKEN_VARIABLE,
-    JobSettings,
-    clean_environment,
-    host_environment,
-    write_environment_files,
-)
 from smdist.backends.local.layout import LocalLayout
 from smdist.contract.environment import HostConfig, input_data_config, resource_config
 
 if TYPE_CHECKING:
     from smdist.backends.local.network import HostNames
     from smdist.planning.plan import Plan
+
+NETWORK_INTERFACE = "lo"  # what the emulated hosts share here: loopback
 
 
 @dataclass(frozen=True)
@@ -138,15 +132,10 @@ def hosts_mapping(
 
 __all__ = [
     "NETWORK_INTERFACE",
-    "TOKEN_VARIABLE",
     "EmulatedHost",
-    "JobSettings",
-    "clean_environment",
     "host_config",
-    "host_environment",
     "host_hyperparameters",
     "hosts_mapping",
     "make_hosts",
     "write_config",
-    "write_environment_files",
 ]

@@ -14,8 +14,6 @@ from smdist.runtime.torch_training import say
 if TYPE_CHECKING:
     import torch
 
-    from smdist.runtime.smp.model import DistributedModel
-
 PARTIAL_KEY = "_smp_is_partial"
 
 
@@ -57,7 +55,8 @@ class _State:
     topology: Topology | None = None
     # CommGroup -> this rank's torch.distributed group of that kind (WORLD excluded)
     process_groups: dict[CommGroup, Any] = field(default_factory=dict)
-    model: DistributedModel | None = None
+    # The one DistributedModel (smdist.runtime.smp.model, which imports this module).
+    model: torch.nn.Module | None = None
     optimizer: torch.optim.Optimizer | None = None
     microbatch: int = 0
     in_step: bool = False
