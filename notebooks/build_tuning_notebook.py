@@ -73,7 +73,7 @@ if aws_ready:
     print(tuning_job.name, tuning_job.status)
 else:
     print("No AWS settings: not submitting. The tuning job's request would hold:")
-    request = sagemaker_tuning.dry_run(smdist.plan(spec))["CreateHyperParameterTuningJob"]
+    request = sagemaker_tuning.dry_run(smdist.plan(spec)).request
     definition = request["TrainingJobDefinition"]
     print(json.dumps(request["HyperParameterTuningJobConfig"]["ParameterRanges"], indent=1))
     print("instances per trial:", definition["ResourceConfig"]["InstanceCount"])

@@ -173,15 +173,20 @@ def create_bucket(boto_session, name: str) -> str:
     return name
 
 
-def capture_create_training_job(boto_session) -> list[dict]:
-    """Every CreateTrainingJob request sent through ``boto_session`` from now on, as boto3
-    sends it."""
+def capture_calls(boto_session, operation: str) -> list[dict]:
+    """Every ``operation`` request (``CreateTrainingJob``, ``CreateHyperParameterTuningJob``)
+    sent through ``boto_session`` from now on, as boto3 sends it."""
     captured: list[dict] = []
     boto_session.events.register(
-        "provide-client-params.sagemaker.CreateTrainingJob",
+        f"provide-client-params.sagemaker.{operation}",
         lambda params, **_: captured.append(copy.deepcopy(params)),
     )
     return captured
+
+
+def capture_create_training_job(boto_session) -> list[dict]:
+    """Every CreateTrainingJob request sent through ``boto_session`` from now on."""
+    return capture_calls(boto_session, "CreateTrainingJob")
 
 
 def s3_objects(boto_session) -> dict[str, int]:

@@ -142,8 +142,8 @@ def _show_dry_run(
     from smdist.packaging.bundle import dry_run_lines
 
     shown = tuning.dry_run(plan, bucket=bucket, role=role, region=region)
-    typer.echo(json.dumps(shown, indent=2, default=str))
-    for note in shown["warnings"][len(plan.warnings) :]:  # the dry run's own, e.g. its region
+    typer.echo(json.dumps(shown.to_dict(), indent=2, default=str))
+    for note in shown.warnings[len(plan.warnings) :]:  # the dry run's own, e.g. its region
         terminal.plain(console, f"note: {note}")
     for line in dry_run_lines(plan):
         terminal.plain(console, line)

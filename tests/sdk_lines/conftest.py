@@ -22,6 +22,7 @@ import pytest
 from moto_server import (
     LINES,
     MotoServer,
+    capture_calls,
     create_bucket,
     mark_aws_tests,
     point_sdk_at,
@@ -82,3 +83,15 @@ def boto_session(aws):
 @pytest.fixture
 def bucket(boto_session) -> str:
     return create_bucket(boto_session, BUCKET)
+
+
+@pytest.fixture
+def captured_requests(boto_session) -> list[dict]:
+    """Every CreateTrainingJob request sent through ``boto_session``, as boto3 sends it."""
+    return capture_calls(boto_session, "CreateTrainingJob")
+
+
+@pytest.fixture
+def captured_tuning_requests(boto_session) -> list[dict]:
+    """Every CreateHyperParameterTuningJob request sent through ``boto_session``."""
+    return capture_calls(boto_session, "CreateHyperParameterTuningJob")

@@ -33,9 +33,12 @@ from typing import Any
 import pytest
 from moto_server import s3_objects, unreachable_aws
 
+from smdist.backends.sagemaker import tuning
 from smdist.backends.sagemaker.tuning import names
 from smdist.backends.sagemaker.tuning import request as tuning_request
 from smdist.cli.app import main
+from smdist.planning.plan import plan
+from smdist.spec.job import JobSpec
 
 from .conftest import BUCKET, REGION, ROLE
 from .tuning_cases import (
@@ -275,41 +278,19 @@ def test_the_name_prefix_is_the_tuning_name_or_the_job_name_cut(tmp_path, capsys
     assert len(name) <= 32 and name.startswith("a-rather-long-job")
 
 
-def test_names_in_the_same_second_differ_and_a_taken_name_is_replaced(boto_session):
+def test_names_in_the_same_second_differ_and_a_taken_name_is_replaced(
+    boto_session, bucket, captured_tuning_requests
+):
     first, second = names.tuning_job_name("same", 1e9), names.tuning_job_name("same", 1e9)
     assert first != second and len(first) == len(second) == len("same") + 14
-    client = boto_session.client("sagemaker")
-    taken = names.tuning_job_name("clash")
-    request = dict(BASE_TUNING_REQUEST, HyperParameterTuningJobName=taken)
-    client.create_hyper_parameter_tuning_job(**request)
-    sent: list[str] = []
-    issued = iter([taken, names.tuning_job_name("clash")])
-
-    def send(name: str) -> None:
-        sent.append(name)
-        client.create_hyper_parameter_tuning_job(**dict(request, HyperParameterTuningJobName=name))
-
-    original = names.tuning_job_name
-    try:
-        names.tuning_job_name = lambda prefix, now=None: next(issued)  # type: ignore[assignment]
-        assert names.send_under_fresh_tuning_names("clash", lambda n: n, send) == sent[-1]
-    finally:
-        names.tuning_job_name = original  # type: ignore[assignment]
-    assert sent[0] == taken and sent[1] != taken
-
-
-BASE_TUNING_REQUEST: dict[str, Any] = {
-    "HyperParameterTuningJobConfig": {
-        "Strategy": "Random",
-        "ResourceLimits": {"MaxNumberOfTrainingJobs": 1, "MaxParallelTrainingJobs": 1},
-    },
-    "TrainingJobDefinition": {
-        "AlgorithmSpecification": {"TrainingInputMode": "File", "TrainingImage": "img"},
-        "RoleArn": ROLE,
-        "OutputDataConfig": {"S3OutputPath": f"s3://{BUCKET}/"},
-        "StoppingCondition": {"MaxRuntimeInSeconds": 60},
-    },
-}
+    job_plan = plan(JobSpec.from_dict(tuning_variant(example("pytorch_ddp.yaml"))))
+    shown = tuning.dry_run(job_plan, bucket=BUCKET, role=ROLE, region=REGION)
+    boto_session.client("sagemaker").create_hyper_parameter_tuning_job(**shown.request)
+    job = tuning.send(shown, boto_session)  # its name is another job's now
+    taken, refused, renamed = captured_tuning_requests
+    assert taken == refused == shown.request
+    assert job.name == renamed["HyperParameterTuningJobName"] != shown.job_name
+    assert renamed == shown.renamed(job.name).request  # rendered again, for the fresh name
 
 
 # ---- what is refused before any AWS call --------------------------------------------------------

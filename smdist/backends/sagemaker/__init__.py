@@ -1,9 +1,11 @@
 """Real SageMaker training jobs: as SDK v3 sends them when it is installed, else through v2.
 
-With the SageMaker Python SDK 3.x installed (``smdist[sagemaker]``) ``launch`` and ``dry_run``
-hand over to ``v3.submit``; with 2.x (``smdist[sagemaker-v2]``) to ``v2``. Both bind the plan
-to the job (a ``Submission``) and render the request from it; ``dry_run(plan)`` shows that
-request with no AWS call. The code ships once per distinct content (``upload``).
+``dry_run(plan)`` is the value ``smdist submit --dry-run`` shows: the plan bound to the job (a
+``Submission``), the request rendered from it by the installed SDK line's route (``v3.submit``
+with SDK 3.x, ``smdist[sagemaker]``; ``v2`` with 2.x, ``smdist[sagemaker-v2]``), and the code
+that must be in S3 first, with no AWS call. ``send(value)`` hands that value over as it is;
+``launch(plan)`` is ``send(dry_run(plan))`` with the account's values resolved first. The
+code ships once per distinct content (``upload``).
 
 Options (``fit(..., backend="sagemaker", options={...})`` or ``launch(plan, **options)``):
 ``bucket`` (else ``SMDIST_BUCKET``, else the SDK's default bucket), ``role`` (else the spec's,
@@ -17,7 +19,9 @@ from typing import Any
 
 from smdist.backends.sagemaker import request as request_
 from smdist.backends.sagemaker import sdk as sdk
-from smdist.backends.sagemaker.dry_run import DryRun
+from smdist.backends.sagemaker import sending
+from smdist.backends.sagemaker.dry_run import DryRun, Route
+from smdist.backends.sagemaker.dry_run import dry_run as value_of  # the package's dry_run wraps it
 from smdist.backends.sagemaker.job import DEFAULT_POLL_SECONDS, SageMakerJob, attach
 from smdist.errors import Problem
 from smdist.planning.plan import Plan
@@ -49,20 +53,20 @@ def submission_problems(plan: Plan) -> list[Problem]:
     return problems
 
 
-def _line() -> Any:
-    """The module that submits under the installed SDK line."""
+def _route() -> Route:
+    """How jobs go out under the installed SDK line (only that line's modules are imported)."""
     if sdk_v3_installed():
         from smdist.backends.sagemaker.v3 import submit as v3_submit
 
-        return v3_submit
+        return v3_submit.ROUTE
     from smdist.backends.sagemaker import v2
 
-    return v2
+    return v2.ROUTE
 
 
 def default_bucket(boto: Any) -> str:
     """The installed SDK line's default bucket for ``boto``'s account and region."""
-    return _line().default_bucket(boto)
+    return _route().default_bucket(boto)
 
 
 def launch(
@@ -74,9 +78,11 @@ def launch(
     boto_session: Any = None,
     poll_seconds: float = DEFAULT_POLL_SECONDS,
 ) -> SageMakerJob:
-    """Upload the code if it is new, create the training job, return it (not waiting)."""
-    return _line().launch(
+    """Upload the code if it is new, create the training job, return it (not waiting):
+    ``send(dry_run(plan, ...))`` with the account's role, bucket and region."""
+    return sending.launch(
         plan,
+        _route(),
         bucket=bucket,
         role=role,
         region=region,
@@ -94,22 +100,17 @@ def dry_run(
     job_name: str | None = None,
     **_ignored: Any,
 ) -> DryRun:
-    """The request ``launch`` would send, with no AWS call and no credentials needed: the plan
-    bound as ``launch`` binds it, rendered by the installed SDK line."""
-    from smdist.backends.job_names import unique_job_name
-    from smdist.backends.sagemaker.account import resolve_role
-    from smdist.backends.sagemaker.dry_run import prepare_dry_run
+    """The value ``launch`` sends, with no AWS call and no credentials needed: the plan bound
+    as ``launch`` binds it, rendered by the installed SDK line, placeholders for what is not
+    given (such a value is shown, never sent)."""
+    return value_of(plan, _route(), bucket=bucket, role=role, region=region, job_name=job_name)
 
-    line = _line()
-    shown = prepare_dry_run(plan, bucket=bucket, region=region)
-    submission = plan.bind(
-        job_name=job_name or unique_job_name(plan.spec.name),
-        region=shown.region,
-        bucket=shown.bucket,
-        role=resolve_role(plan, role) or "<role>",
-        code_uri=shown.code_uri,
-    )
-    return shown.result(line.dry_run_request(submission), line.caller(plan))
+
+def send(
+    shown: DryRun, boto_session: Any = None, *, poll_seconds: float = DEFAULT_POLL_SECONDS
+) -> SageMakerJob:
+    """Send a dry run's value as it is: its code uploaded if new, its request created."""
+    return sending.send(shown, boto_session, poll_seconds=poll_seconds)
 
 
 def attach_job(
@@ -123,4 +124,12 @@ def attach_job(
     return attach(name, sdk.boto_session(region, boto_session), poll_seconds=poll_seconds)
 
 
-__all__ = ["DryRun", "SageMakerJob", "attach_job", "dry_run", "launch", "submission_problems"]
+__all__ = [
+    "DryRun",
+    "SageMakerJob",
+    "attach_job",
+    "dry_run",
+    "launch",
+    "send",
+    "submission_problems",
+]

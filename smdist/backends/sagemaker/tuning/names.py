@@ -5,18 +5,15 @@ is capped at 32 characters. smdist builds it as SDK v2's ``name_from_base(short=
 a prefix, a hyphen and a timestamp, but to the second (``yymmdd-HHMMSS``: 14 characters with
 the hyphen, ``checks.tuning.TUNING_NAME_SUFFIX``) so that two searches a minute apart differ.
 Two in the same second would not: a name is never issued twice by one process (the next
-second is taken instead), and a name SageMaker reports as taken is replaced by a fresh one, as
-``job_names.send_under_fresh_names`` does for training jobs.
+second is taken instead), and a name SageMaker reports as taken is replaced by a fresh one
+(``sending.send_under_its_name``), as for training jobs.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
-from typing import TypeVar
 
-from smdist.backends.job_names import send_under_fresh_names
 from smdist.catalog import api
 from smdist.checks.tuning import TUNING_NAME_SUFFIX
 
@@ -24,7 +21,6 @@ MAX_TUNING_JOB_NAME = api.field("tuning_job_name").limit
 _STAMP = "%y%m%d-%H%M%S"
 _issued: set[str] = set()
 _lock = threading.Lock()
-T = TypeVar("T")
 
 
 def tuning_job_name(prefix: str, now: float | None = None) -> str:
@@ -38,11 +34,3 @@ def tuning_job_name(prefix: str, now: float | None = None) -> str:
                 _issued.add(name)
                 return name
             moment += 1  # the same second again: the next one is as readable and still free
-
-
-def send_under_fresh_tuning_names(
-    prefix: str, bind: Callable[[str], T], send: Callable[[T], None]
-) -> T:
-    """``bind`` a fresh tuning job name and ``send`` it; while SageMaker says the name is in
-    use (another process, or a job of this name earlier), again under a new name."""
-    return send_under_fresh_names(prefix, bind, send, fresh_name=tuning_job_name)

@@ -1,90 +1,73 @@
 """Real SageMaker training jobs through SDK v2's estimators (``smdist[sagemaker-v2]``).
 
-The plan is bound to the job (a ``Submission``) and the estimator is built from it with the code
-already in S3 (``upload``), so the SDK uploads nothing itself; ``dry_run`` renders the same
-Submission as the CreateTrainingJob request the estimator sends (``request``), with no AWS call.
+``render`` turns the bound plan (a ``Submission``) into the CreateTrainingJob request the
+estimator sends (``request``), with no AWS call; ``send`` takes that dry-run value (``ROUTE``),
+puts the code at its ``source_uri`` and makes the estimator call derived from it
+(``estimator_call``), the code already in S3, so the SDK uploads nothing itself.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from smdist.backends.job_names import send_under_fresh_names
+from smdist.backends.job_names import unique_job_name
 from smdist.backends.sagemaker import request as request_
 from smdist.backends.sagemaker import sdk as sdk
+from smdist.backends.sagemaker import sending
+from smdist.backends.sagemaker.dry_run import DryRun, Route
 from smdist.backends.sagemaker.job import DEFAULT_POLL_SECONDS, SageMakerJob
-from smdist.backends.sagemaker.staging import stage
+from smdist.backends.sagemaker.v2.estimator_call import estimator_call, estimator_kwargs
 from smdist.planning.plan import Plan
 from smdist.planning.submission import Submission
 
 
-def estimator_kwargs(submission: Submission) -> dict[str, Any]:
-    """The job's estimator arguments with the code already in S3 and the backend's own."""
-    kwargs = dict(submission.estimator_kwargs)
-    kwargs["source_dir"] = submission.code_uri
-    if "image_uri" not in kwargs:  # smdist's catalogue names the image, not the SDK's tables
-        from smdist.checks.images import chosen_image
-
-        plan_ = submission.plan
-        kwargs["image_uri"] = request_.training_image(plan_, submission.region)
-        image = chosen_image(plan_.spec)
-        if image is not None:  # the estimator still validates the distribution by version
-            kwargs["framework_version"] = kwargs.get("framework_version") or image.version
-            kwargs["py_version"] = kwargs.get("py_version") or image.py_versions[-1]
-    kwargs.update(request_.BACKEND_ESTIMATOR_KWARGS)
-    return kwargs
-
-
 def training_inputs(plan: Plan) -> dict[str, Any] | None:
+    """The plan's channels as TrainingInputs (the local-mode runs' ``fit``)."""
     if not plan.spec.inputs:
+        return None
+    return _training_inputs(
+        {
+            name: {"s3_data": c.uri, "distribution": c.distribution, "input_mode": c.input_mode}
+            for name, c in plan.spec.inputs.items()
+        }
+    )
+
+
+def _training_inputs(inputs: dict[str, dict[str, Any]] | None) -> dict[str, Any] | None:
+    if not inputs:
         return None
     from sagemaker.inputs import TrainingInput
 
-    return {
-        name: TrainingInput(
-            channel.uri, distribution=channel.distribution, input_mode=channel.input_mode
-        )
-        for name, channel in plan.spec.inputs.items()
-    }
+    return {name: TrainingInput(**arguments) for name, arguments in inputs.items()}
 
 
-def launch(
-    plan: Plan,
-    *,
-    bucket: str | None = None,
-    role: str | None = None,
-    region: str | None = None,
-    boto_session: Any = None,
-    poll_seconds: float = DEFAULT_POLL_SECONDS,
+def send(
+    shown: DryRun, boto_session: Any = None, *, poll_seconds: float = DEFAULT_POLL_SECONDS
 ) -> SageMakerJob:
-    """Upload the code if it is new, create the training job, return it (not waiting)."""
-    staged = stage(
-        plan,
-        bucket=bucket,
-        role=role,
-        region=region,
-        boto_session=boto_session,
-        default_bucket=default_bucket,
-    )
-    session = sdk.sagemaker_session(staged.boto, staged.bucket)
-    estimator_class = sdk.estimator_class(plan.estimator)
+    """Upload ``shown``'s code if new, make the estimator call derived from ``shown``, return
+    the job (not waiting)."""
+    boto = sending.session_for(shown, boto_session)
+    upload = sending.upload_code(boto, shown)
+    session = sdk.sagemaker_session(boto, shown.submission.bucket)
 
-    def send(submission: Submission) -> None:
+    def fit(value: DryRun) -> None:
+        call = estimator_call(value)
+        estimator_class = sdk.estimator_class(call.estimator)
         with sdk.contained():
-            estimator = estimator_class(sagemaker_session=session, **estimator_kwargs(submission))
+            estimator = estimator_class(sagemaker_session=session, **call.arguments)
             estimator.fit(
-                training_inputs(plan), job_name=submission.job_name, wait=False, logs=False
+                _training_inputs(call.inputs), job_name=call.job_name, wait=False, logs=False
             )
 
-    submission = send_under_fresh_names(plan.spec.name, staged.bind, send)
+    sent = sending.send_under_its_name(shown, fit, lambda: unique_job_name(shown.plan.spec.name))
     return SageMakerJob(
-        submission.job_name,
-        staged.boto,
-        plan=plan,
-        submission=submission,
+        sent.job_name,
+        boto,
+        plan=sent.plan,
+        submission=sent.submission,
         poll_seconds=poll_seconds,
-        source_uri=staged.upload.uri,
-        uploaded_bytes=staged.upload.uploaded_bytes,
+        source_uri=upload.uri,
+        uploaded_bytes=upload.uploaded_bytes,
     )
 
 
@@ -94,7 +77,7 @@ def default_bucket(boto: Any) -> str:
         return sdk.sagemaker_session(boto).default_bucket()
 
 
-def dry_run_request(submission: Submission) -> dict[str, Any]:
+def render(submission: Submission) -> dict[str, Any]:
     """The CreateTrainingJob request the estimator sends for ``submission``."""
     image = request_.training_image(submission.plan, submission.region)
     return request_.create_training_job_request(submission, image=image)
@@ -102,3 +85,17 @@ def dry_run_request(submission: Submission) -> dict[str, Any]:
 
 def caller(plan: Plan) -> str:
     return plan.estimator
+
+
+ROUTE = Route(
+    name="sdk-v2",
+    request_key="CreateTrainingJob",
+    check=lambda plan: None,
+    render=render,
+    caller=caller,
+    fresh_name=lambda plan: unique_job_name(plan.spec.name),
+    default_bucket=default_bucket,
+    send=send,
+)
+
+__all__ = ["ROUTE", "estimator_call", "estimator_kwargs", "render", "send", "training_inputs"]

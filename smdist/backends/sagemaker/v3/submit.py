@@ -7,7 +7,8 @@ the drivers v3 would upload (``v3_drivers.write_drivers``). What differs is the 
 both channels live under content-addressed S3 keys (``smdist/source/<digest>/sourcedir.tar.gz``,
 ``smdist/drivers/<digest>/``), found by one HeadObject each and uploaded only when new, where
 ``train()`` uploads both again for every job, creates its bucket in a dry run, and names jobs by
-the second. The request goes out with boto3's CreateTrainingJob, the call v3 itself makes.
+the second. ``send`` takes the dry-run value (``ROUTE``): it uploads what the request's two
+channels name and sends the request with boto3's CreateTrainingJob, the call v3 itself makes.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from smdist.backends.job_names import send_under_fresh_names
-from smdist.backends.sagemaker import request as request_
+from smdist.backends.job_names import unique_job_name
+from smdist.backends.sagemaker import sending
+from smdist.backends.sagemaker.dry_run import DryRun, Route
 from smdist.backends.sagemaker.job import DEFAULT_POLL_SECONDS, SageMakerJob
-from smdist.backends.sagemaker.staging import stage
 from smdist.backends.sagemaker.v3 import request as v3_request
 from smdist.backends.sagemaker.v3 import trainer as v3
 from smdist.planning.plan import Plan
@@ -44,41 +45,49 @@ def _missing(s3: Any, bucket: str, key: str) -> bool:
 def upload_drivers(
     boto_session: Any,
     plan: Plan,
-    bucket: str,
+    uri: str,
     code_uri: str,
     kms_key: str | None = None,
     files: list[str] | None = None,
-) -> tuple[str, int]:
-    """The drivers' S3 prefix for this job, and the bytes uploaded (0 when already there);
-    ``files``: the code's file list (default: the bundle's)."""
-    digest = v3_request.drivers_digest(plan, v3.sdk_version() or "", code_uri)
-    uri = v3_request.drivers_uri(bucket, digest)
-    prefix = uri[len(f"s3://{bucket}/") :]
+) -> int:
+    """The drivers for ``plan`` at ``uri`` (the request's sm_drivers channel); the bytes
+    uploaded (0 when already there). ``files``: the code's file list (default: the bundle's)."""
+    bucket, _, prefix = uri[len("s3://") :].partition("/")
     s3 = boto_session.client("s3")
     if not _missing(s3, bucket, f"{prefix}/{_LAST_DRIVER_FILE}"):
-        return uri, 0
+        return 0
     extra = {"ServerSideEncryption": "aws:kms", "SSEKMSKeyId": kms_key} if kms_key else None
     uploaded = 0
     with tempfile.TemporaryDirectory(prefix="smdist-drivers-") as tmp:
         root = Path(tmp)
-        from smdist.backends.sagemaker.v3.drivers import write_drivers
+        from smdist.backends.sagemaker.v3.drivers import write_drivers  # imports SDK v3
 
         write_drivers(plan, code_uri, root, files)
-        files = sorted(p for p in root.rglob("*") if p.is_file())
-        files.sort(key=lambda p: p.name == _LAST_DRIVER_FILE)
-        for path in files:
+        paths = sorted(p for p in root.rglob("*") if p.is_file())
+        paths.sort(key=lambda p: p.name == _LAST_DRIVER_FILE)
+        for path in paths:
             key = f"{prefix}/{path.relative_to(root).as_posix()}"
             s3.upload_file(str(path), bucket, key, ExtraArgs=extra)
             uploaded += path.stat().st_size
-    return uri, uploaded
+    return uploaded
 
 
-def render(submission: Submission, *, drivers: str) -> dict[str, Any]:
-    """The CreateTrainingJob request for ``submission``, its drivers under ``drivers``."""
+def drivers_of(request: dict[str, Any]) -> str:
+    """The S3 prefix of the request's sm_drivers channel."""
+    (channel,) = [
+        c for c in request["InputDataConfig"] if c["ChannelName"] == v3_request.DRIVERS_CHANNEL
+    ]
+    return channel["DataSource"]["S3DataSource"]["S3Uri"]
+
+
+def render(submission: Submission) -> dict[str, Any]:
+    """The CreateTrainingJob request for ``submission``, its drivers under the prefix their
+    content names (from the plan, the SDK and the code's place: not the job name)."""
+    digest = v3_request.drivers_digest(submission.plan, v3.sdk_version() or "", submission.code_uri)
     return v3_request.create_training_job_request(
         submission,
         image=v3.training_image(submission.plan, submission.region),
-        drivers=drivers,
+        drivers=v3_request.drivers_uri(submission.bucket or "", digest),
         metric_definitions=submission.plan.metric_definitions,
     )
 
@@ -88,41 +97,31 @@ def default_bucket(boto: Any) -> str:
     return v3.sagemaker_session(boto, "").default_bucket()
 
 
-def launch(
-    plan: Plan,
-    *,
-    bucket: str | None = None,
-    role: str | None = None,
-    region: str | None = None,
-    boto_session: Any = None,
-    poll_seconds: float = DEFAULT_POLL_SECONDS,
+def check(plan: Plan) -> None:
+    """A value v3's container cannot carry fails here, before any AWS call."""
+    v3_request.hyperparameters(plan)
+
+
+def send(
+    shown: DryRun, boto_session: Any = None, *, poll_seconds: float = DEFAULT_POLL_SECONDS
 ) -> SageMakerJob:
-    """Upload what is new, create the training job, return it (not waiting)."""
-    request_.check_cloud_spec(plan.spec)
-    v3_request.hyperparameters(plan)  # a value v3's container cannot carry fails here, first
-    staged = stage(
-        plan,
-        bucket=bucket,
-        role=role,
-        region=region,
-        boto_session=boto_session,
-        default_bucket=default_bucket,
-    )
-    upload = staged.upload
-    drivers, driver_bytes = upload_drivers(
-        staged.boto, plan, staged.bucket, upload.uri, staged.kms_key, upload.files
-    )
-    client = staged.boto.client("sagemaker")
-    submission = send_under_fresh_names(
-        plan.spec.name,
-        staged.bind,
-        lambda bound: client.create_training_job(**render(bound, drivers=drivers)),
+    """Upload the code and drivers ``shown`` names if new, send its request, return the job."""
+    boto = sending.session_for(shown, boto_session)
+    upload = sending.upload_code(boto, shown)
+    drivers = drivers_of(shown.request)
+    kms = shown.submission.estimator_kwargs.get("output_kms_key")
+    driver_bytes = upload_drivers(boto, shown.plan, drivers, upload.uri, kms, upload.files)
+    client = boto.client("sagemaker")
+    sent = sending.send_under_its_name(
+        shown,
+        lambda value: client.create_training_job(**value.request),
+        lambda: unique_job_name(shown.plan.spec.name),
     )
     return SageMakerJob(
-        submission.job_name,
-        staged.boto,
-        plan=plan,
-        submission=submission,
+        sent.job_name,
+        boto,
+        plan=sent.plan,
+        submission=sent.submission,
         poll_seconds=poll_seconds,
         source_uri=upload.uri,
         uploaded_bytes=upload.uploaded_bytes,
@@ -131,11 +130,17 @@ def launch(
     )
 
 
-def dry_run_request(submission: Submission) -> dict[str, Any]:
-    """The request ``launch`` sends for ``submission``, its drivers where they would be."""
-    digest = v3_request.drivers_digest(submission.plan, v3.sdk_version() or "", submission.code_uri)
-    return render(submission, drivers=v3_request.drivers_uri(submission.bucket or "", digest))
-
-
 def caller(plan: Plan) -> str:
     return ESTIMATOR
+
+
+ROUTE = Route(
+    name="sdk-v3",
+    request_key="CreateTrainingJob",
+    check=check,
+    render=render,
+    caller=caller,
+    fresh_name=lambda plan: unique_job_name(plan.spec.name),
+    default_bucket=default_bucket,
+    send=send,
+)
