@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-    from smdist.planning.plan import Plan
+    from smdist.planning.plan_value import PlanValue as Plan
 
 # One colour per group index; cycles for large jobs.
 PALETTE = (

@@ -12,70 +12,37 @@ TensorFlow estimator's ``model_dir`` are computed by the same functions ``plan``
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from smdist.catalog import wire
 from smdist.errors import Problem, SpecError
+from smdist.planning.plan_value import PlanValue
+from smdist.planning.wire_values import (
+    CODE_CHANNEL,
+    CONTAINER_MODEL_DIR,
+    ISOLATED_SUBMIT_DIRECTORY,
+    TARBALL,
+    submit_directory,
+    tf_model_dir,
+    wire_values,
+)
 from smdist.spec.api_shapes import JOB_NAME
 
-if TYPE_CHECKING:
-    from smdist.planning.plan import Plan
-
-LOG_LEVEL_INFO = 20  # sagemaker_container_log_level the SDK sends by default
-CODE_CHANNEL = "code"
-TARBALL = "sourcedir.tar.gz"
-# With network isolation the container cannot reach S3: SageMaker mounts the code as a channel.
-ISOLATED_SUBMIT_DIRECTORY = f"/opt/ml/input/data/{CODE_CHANNEL}/{TARBALL}"
-CONTAINER_MODEL_DIR = "/opt/ml/model"
-
-
-def sdk_hyperparameters(
-    program: str, job_name: str, submit_directory: str, region: str
-) -> dict[str, Any]:
-    """What the SageMaker SDK adds to every job's hyperparameters (before JSON encoding)."""
-    return {
-        "sagemaker_submit_directory": submit_directory,
-        "sagemaker_program": program,
-        "sagemaker_container_log_level": LOG_LEVEL_INFO,
-        "sagemaker_job_name": job_name,
-        "sagemaker_region": region,
-    }
-
-
-def tf_model_dir(output_path: str | None, job_name: str, bucket: str, mpi: bool) -> str:
-    """The TF estimator's ``model_dir``: ``<output_path or s3://bucket>/<job>/model``, or the
-    container's model directory when MPI starts the ranks (Horovod, SMP v1)."""
-    if mpi:
-        return CONTAINER_MODEL_DIR
-    base = output_path if (output_path or "").startswith("s3://") else None
-    return f"{(base or f's3://{bucket}').rstrip('/')}/{job_name}/model"
-
-
-def wire_values(
-    plan: Plan, *, job_name: str, submit_directory: str, region: str, model_dir: str | None
-) -> dict[str, Any]:
-    """SDK v2's hyperparameters before encoding: the user's, the SDK's own, the toolkit's from
-    the launch, and TensorFlow's ``model_dir``."""
-    values: dict[str, Any] = {
-        **plan.hyperparameters,
-        **sdk_hyperparameters(plan.program, job_name, submit_directory, region),
-        **plan.launch.toolkit_hyperparameters,
-    }
-    if plan.framework == "tensorflow":
-        values["model_dir"] = model_dir
-    return values
-
-
-def submit_directory(isolated: bool, code_uri: str) -> str:
-    """``sagemaker_submit_directory`` as the SDK sets it for a job whose code is at code_uri."""
-    return ISOLATED_SUBMIT_DIRECTORY if isolated else code_uri
+__all__ = [
+    "CODE_CHANNEL",
+    "CONTAINER_MODEL_DIR",
+    "ISOLATED_SUBMIT_DIRECTORY",
+    "TARBALL",
+    "Submission",
+    "bind",
+]
 
 
 @dataclass(frozen=True)
 class Submission:
     """One job's bound values: what CreateTrainingJob (or the local emulation) receives."""
 
-    plan: Plan
+    plan: PlanValue  # a Plan
     job_name: str
     region: str
     bucket: str | None
@@ -90,7 +57,7 @@ class Submission:
 
 
 def bind(
-    plan: Plan,
+    plan: PlanValue,
     *,
     job_name: str,
     region: str,
@@ -123,7 +90,9 @@ def bind(
             raise SpecError([Problem("bucket", "is needed for TensorFlow's model_dir")])
         model_dir = tf_model_dir(spec.output_path, job_name, bucket or "", mpi)
     values = wire_values(
-        plan,
+        plan.hyperparameters,
+        plan.launch,
+        plan.framework,
         job_name=job_name,
         submit_directory=submit_directory(spec.network.isolation, code_uri),
         region=region,

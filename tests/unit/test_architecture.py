@@ -1,10 +1,10 @@
 """The layers of ``smdist/`` hold: no import circle, and no import from a lower layer upward.
 
 The import graph is read from the source with ``ast`` (every ``import`` and ``from ... import``,
-at any depth, functions included; imports under ``if TYPE_CHECKING:`` are left out because they
-never run). The layer table is the architecture of ``docs/architecture.md``, bottom first; a
-module belongs to the longest prefix it matches. Run it alone with
-``python -m pytest tests/unit/test_architecture.py``.
+at any depth: functions included, and imports under ``if TYPE_CHECKING:`` too, since a reader
+and a type checker follow them as they follow any other). The layer table is the architecture
+of ``docs/architecture.md``, bottom first; a module belongs to the longest prefix it matches.
+Run it alone with ``python -m pytest tests/unit/test_architecture.py``.
 """
 
 from __future__ import annotations
@@ -67,21 +67,11 @@ def _owner(name: str) -> str | None:
     return name or None
 
 
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
 def _imports(module: str, path: Path) -> set[str]:
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found: set[str] = set()
 
     def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _is_type_checking(node.test):
-            for child in node.orelse:
-                visit(child)
-            return
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names if a.name.startswith("smdist"))
         elif isinstance(node, ast.ImportFrom):
@@ -176,8 +166,10 @@ def test_no_import_reaches_up_a_layer():
     assert upward == []
 
 
-def test_the_check_sees_imports_inside_functions_and_relative_ones():
-    # smdist.fitting imports the planner inside fit(); the v3 driver imports the contract
-    # relatively: both must be edges, or the test above could not fail.
+def test_the_check_sees_imports_inside_functions_type_only_and_relative_ones():
+    # smdist.fitting imports the planner inside fit(); the plan's display names the plan's
+    # values for type checkers only; the v3 driver imports the contract relatively: all must
+    # be edges, or the tests above could not fail.
     assert "smdist.planning.plan" in GRAPH["smdist.fitting"]
+    assert "smdist.planning.plan_value" in GRAPH["smdist.planning.display"]
     assert "smdist.contract.commands" in GRAPH["smdist.runtime.v3_driver"]
