@@ -7,8 +7,8 @@ other's.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Self
 
 from smdist.catalog import wire
@@ -17,7 +17,7 @@ from smdist.contract.launch import Launch
 from smdist.errors import Problem
 from smdist.planning.wire_values import tf_model_dir, wire_values
 from smdist.spec.job import JobSpec
-from smdist.spec.topology import Topology
+from smdist.spec.topology import Rank, Topology
 
 JOB_NAME_PLACEHOLDER = "{name}-<submit-time>"
 SUBMIT_DIRECTORY_PLACEHOLDER = "s3://<bucket>/smdist/source/<content-hash>/sourcedir.tar.gz"
@@ -120,6 +120,74 @@ class PlanValue:
             len(launch.hosts), launch.processes_per_host, launch.mp_parameters
         )
         return replace(self, launch=launch, topology=topology)
+
+    def for_trial(self, name: str, values: Mapping[str, Any]) -> Self:
+        """This plan as one trial of its search, as SageMaker's tuner makes one from a tuning
+        job's definition: named ``name``, ``values`` added to its hyperparameters, no
+        ``tuning`` section (a trial is a plain job); nothing is planned again (the search's
+        ranges were checked with the plan)."""
+        hyperparameters = {**self.hyperparameters, **values}
+        spec = self.spec.model_copy(
+            update={"name": name, "tuning": None, "hyperparameters": hyperparameters}
+        )
+        return replace(
+            self,
+            spec=spec,
+            job_name=JOB_NAME_PLACEHOLDER.format(name=name),
+            hyperparameters=hyperparameters,
+        )
+
+    def to_record(self) -> dict[str, Any]:
+        """Every value of the plan but its spec, as JSON: ``from_record`` reads it back, so a
+        plan that travels to another process (the local-mode supervisor) is this value, not
+        planned again."""
+        topology = self.topology
+        return {
+            "job_name": self.job_name,
+            "framework": self.framework,
+            "entry_point": self.entry_point,
+            "source_dir": self.source_dir,
+            "topology": {
+                "hosts": list(topology.hosts),
+                "processes_per_host": topology.processes_per_host,
+                "ranks": [asdict(rank) for rank in topology.ranks],
+                "groups": topology.groups,
+            },
+            "launch": self.launch.to_dict(),
+            "distribution": self.distribution,
+            "environment": self.environment,
+            "estimator": self.estimator,
+            "gpus_per_host": self.gpus_per_host,
+            "cost": asdict(self.cost),
+            "warnings": [asdict(problem) for problem in self.warnings],
+        }
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any], spec: JobSpec) -> Self:
+        """The plan ``to_record`` wrote, with its ``spec`` (the hyperparameters are the spec's,
+        as ``plan`` takes them)."""
+        topology = record["topology"]
+        return cls(
+            spec=spec,
+            job_name=record["job_name"],
+            framework=record["framework"],
+            entry_point=record["entry_point"],
+            source_dir=record["source_dir"],
+            topology=Topology(
+                hosts=list(topology["hosts"]),
+                processes_per_host=topology["processes_per_host"],
+                ranks=[Rank(**rank) for rank in topology["ranks"]],
+                groups=dict(topology["groups"]),
+            ),
+            launch=Launch.from_dict(record["launch"]),
+            distribution=dict(record["distribution"]),
+            hyperparameters=dict(spec.hyperparameters),
+            environment=dict(record["environment"]),
+            estimator=record["estimator"],
+            gpus_per_host=record["gpus_per_host"],
+            cost=Cost(**record["cost"]),
+            warnings=[Problem(**problem) for problem in record["warnings"]],
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The plan's own values; what an SDK line makes of them (the call, its distribution

@@ -111,10 +111,9 @@ class Search:
 
     def _start_one(self) -> None:
         trial = start_trial(
-            self.study, self.plan.spec, self.tuning, self.name, self.regex, self.launch_options
+            self.study, self.plan, self.tuning, self.name, self.regex, self.launch_options
         )
-        if trial is not None:
-            self.running.append(trial)
+        self.running.append(trial)
         self.publish("InProgress")
 
     def _end_finished(self) -> None:

@@ -1,10 +1,11 @@
 """One trial: the job with the trial's values, run as any local job runs, and read as it runs.
 
-The trial's job is planned through ``smdist.planning.plan.plan`` like any other, so every check
-runs on the values the trial tries (a value a check refuses fails that trial, not the search).
-Its spec is the search's with the tuned values added to the hyperparameters, the ``tuning``
-section left out (a trial is a plain job) and the name ``<search>-<trial number>``: the job's
-directory, ``smdist logs <name>`` and its own checkpoint store all follow from that name.
+The trial's job is the search's plan bound to the trial (``Plan.for_trial``), as SageMaker's
+tuner makes a trial from the tuning job's definition: the tuned values added to the
+hyperparameters, the ``tuning`` section left out (a trial is a plain job) and the name
+``<search>-<trial number>``: the job's directory, ``smdist logs <name>`` and its own checkpoint
+store all follow from that name. Nothing is planned again: the ranges were checked with the
+plan.
 """
 
 from __future__ import annotations
@@ -24,22 +25,8 @@ from smdist.backends.local import launch as local_launch
 from smdist.backends.local.tuning import store
 from smdist.backends.local.tuning.objective import ObjectiveReader
 from smdist.backends.local.tuning.space import suggest
-from smdist.errors import SpecError
-from smdist.spec.job import JobSpec
+from smdist.planning.plan import Plan
 from smdist.spec.tuning import Tuning
-
-
-def trial_spec(spec: JobSpec, name: str, values: dict[str, Any]) -> JobSpec:
-    """The search's job as one trial: ``values`` added to its hyperparameters, no ``tuning``.
-
-    Built from the fields the user set, as typed objects (re-validated, never dumped to text
-    and read back, which could lose a default that picks the strategy).
-    """
-    from smdist.checks.reading import as_job_spec
-
-    fields = {key: getattr(spec, key) for key in spec.model_fields_set}
-    fields.update(name=name, tuning=None, hyperparameters={**spec.hyperparameters, **values})
-    return as_job_spec(fields)
 
 
 @dataclass
@@ -134,29 +121,21 @@ class TrialJob:
 
 def start_trial(
     study: optuna.Study,
-    spec: JobSpec,
+    plan: Plan,
     tuning: Tuning,
     search_name: str,
     regex: re.Pattern[str],
     launch_options: dict[str, Any],
-) -> TrialJob | None:
-    """Ask the study for the next values and start their job; None when the trial's plan is
-    refused (the trial is recorded Failed; the search goes on)."""
-    from smdist.planning.plan import plan as make_plan
-
+) -> TrialJob:
+    """Ask the study for the next values and start their job: the search's plan bound to them
+    (``Plan.for_trial``: the ranges were checked with the plan, nothing is planned again)."""
     trial = study.ask()
     values = suggest(trial, tuning)
     name = f"{search_name}-{trial.number}"
     trial.set_user_attr(store.JOB_NAME, name)
     trial.set_user_attr(store.VALUES, values)
     try:
-        plan = make_plan(trial_spec(spec, name, values))
-    except SpecError:
-        trial.set_user_attr(store.STATUS, "Failed")
-        study.tell(trial, state=TrialState.FAIL)
-        return None
-    try:
-        job = local_launch(plan, job_name=name, **launch_options)
+        job = local_launch(plan.for_trial(name, values), job_name=name, **launch_options)
     except BaseException:
         # This machine (not the values) kept it from starting, or Ctrl-C came during setup:
         # the trial runs again when the search resumes.

@@ -27,6 +27,7 @@ default 30), ``container_config`` (Compose service settings for every container)
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -234,9 +235,8 @@ def launch(
 
 
 def _json_plan(plan: Plan) -> dict[str, Any]:
-    import json
-
-    return json.loads(json.dumps(plan.to_dict(), default=str))
+    """The plan as run.json carries it to the supervisor (``Plan.to_record``)."""
+    return json.loads(json.dumps(plan.to_record(), default=str))
 
 
 __all__ = ["LocalModeJob", "check_machine", "launch", "local_instance_type"]

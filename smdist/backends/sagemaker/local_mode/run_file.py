@@ -2,8 +2,8 @@
 ``job.json`` (what ``status`` reads).
 
 ``launch`` checks the machine, stages the code and writes this file; the supervisor (its own
-process, so the job outlives a ``smdist submit`` that does not wait) plans the job again from
-the same spec and refuses to run if the plan differs from the one ``launch`` showed.
+process, so the job outlives a ``smdist submit`` that does not wait) runs the plan ``launch``
+showed, read back from it (``Plan.from_record``), never planning again.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ class LocalRun:
     sdk: str  # "2" or "3": the SDK line that runs it
     spec: dict[str, Any]  # the job spec, as JobSpec.from_dict reads it
     spec_source: str
-    plan: dict[str, Any]  # Plan.to_dict() at launch
+    plan: dict[str, Any]  # Plan.to_record() at launch
     instance_type: str  # local or local_gpu
     region: str
     bucket: str | None
