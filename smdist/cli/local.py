@@ -29,6 +29,7 @@ from smdist.backends.job_records import (
     request_stop,
     wait_for_end,
 )
+from smdist.backends.job_records import follow as follow_log
 from smdist.errors import NO_SUCH_JOB, OPTION, Problem, SpecError
 
 LOCAL_ROOT = Path(".smdist")
@@ -165,8 +166,6 @@ def status_document(job: LocalJobRecord) -> dict[str, Any]:
 
 def log_lines(job: LocalJobRecord, follow: bool) -> Iterator[str]:
     """``<host[ rRANK]> | <text>`` lines so far; ``follow``: until the job ends."""
-    from smdist.backends.local.logs import follow as follow_log
-
     if not job.log.is_file():
         raise SpecError(
             [Problem(str(job.log), "does not exist: the job wrote no log")], NO_SUCH_JOB

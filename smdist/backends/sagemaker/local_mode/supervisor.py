@@ -29,8 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from smdist.backends.job_records import STOP_FILE, process_identity
 from smdist.backends.local import proctree
-from smdist.backends.local.processes import STOP_FILE, process_identity
 from smdist.backends.sagemaker.local_mode.run_file import RECORD, LocalRun, write_record
 
 POLL = 0.1
