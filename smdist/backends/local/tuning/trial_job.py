@@ -24,7 +24,9 @@ from smdist.backends.local import launch as local_launch
 from smdist.backends.local.tuning import store
 from smdist.backends.local.tuning.objective import ObjectiveReader
 from smdist.backends.local.tuning.space import suggest
+from smdist.checks.reading import as_job_spec
 from smdist.errors import SpecError
+from smdist.planning.plan import plan as make_plan
 from smdist.spec.job import JobSpec
 from smdist.spec.tuning import Tuning
 
@@ -35,8 +37,6 @@ def trial_spec(spec: JobSpec, name: str, values: dict[str, Any]) -> JobSpec:
     Built from the fields the user set, as typed objects (re-validated, never dumped to text
     and read back, which could lose a default that picks the strategy).
     """
-    from smdist.checks.reading import as_job_spec
-
     fields = {key: getattr(spec, key) for key in spec.model_fields_set}
     fields.update(name=name, tuning=None, hyperparameters={**spec.hyperparameters, **values})
     return as_job_spec(fields)
@@ -142,8 +142,6 @@ def start_trial(
 ) -> TrialJob | None:
     """Ask the study for the next values and start their job; None when the trial's plan is
     refused (the trial is recorded Failed; the search goes on)."""
-    from smdist.planning.plan import plan as make_plan
-
     trial = study.ask()
     values = suggest(trial, tuning)
     name = f"{search_name}-{trial.number}"
