@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 from smdist.backends import BACKENDS, DEFAULT_BACKEND, Job, check_options
+from smdist.checks.disk import check_paths
 from smdist.errors import OPTION, Problem, SpecError
 
 
@@ -20,6 +21,7 @@ def _spec_from(spec: Any, fields: dict[str, Any]):
     validated as they are, never dumped and re-read (a dump that leaves defaults out would lose
     the ``kind`` that picks the strategy).
     """
+    # lazy: `from smdist import fit` stays light: the job models load when fit runs
     from smdist.checks.reading import as_job_spec
 
     if spec is not None and fields:
@@ -48,7 +50,7 @@ def fit(
         raise SpecError(
             [Problem("backend", "unknown backend", backend, ", ".join(BACKENDS))], OPTION
         )
-    from smdist.checks.disk import check_paths
+    # lazy: the planner (and the job models), when fit runs
     from smdist.planning.plan import plan as make_plan
 
     check_options(backend, options or {})
@@ -59,6 +61,7 @@ def fit(
     module = importlib.import_module(BACKENDS[backend])
     plan = make_plan(job_spec)
     if backend != DEFAULT_BACKEND:  # the code is uploaded or copied into a container
+        # lazy: packaging, for the backends that upload or copy the code
         from smdist.packaging.bundle import upload_notice
 
         for line in upload_notice(plan):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from smdist.checks.disk import check_paths
 from smdist.errors import OPTION, Problem, SpecError
 
 BACKENDS = ("local", "sagemaker")
@@ -36,9 +37,11 @@ def tune(
         )
     plan = _tuning_plan(spec, fields)
     if backend == "local":
+        # lazy: the local backend and Optuna, for a local search only
         from smdist.backends.local.tuning import tune_locally
 
         return tune_locally(plan, **(options or {}))
+    # lazy: the SageMaker backend, for a SageMaker tuning job only
     from smdist.backends.sagemaker.tuning import launch
 
     job = launch(plan, **(options or {}))
@@ -48,7 +51,7 @@ def tune(
 
 
 def _tuning_plan(spec: Any, fields: dict[str, Any]) -> Any:
-    from smdist.checks.disk import check_paths
+    # lazy: `from smdist import tune` stays light: the job models load when tune runs
     from smdist.checks.reading import as_job_spec
     from smdist.planning.plan import plan as make_plan
 

@@ -1,14 +1,18 @@
 """A job run on this machine, as its directory records it: ``<root>/jobs/<name>/job.json``.
 
 Both local backends (the emulator and SageMaker local mode) write the record; ``smdist
-status|logs|stop`` and a job handle in another process read it. A stop is asked of the job's
-supervising process by a file in the job directory.
+status|logs|stop`` and a job handle in another process read it, and follow its combined log
+(``logs/job.log``). A stop is asked of the job's supervising process by a file in the job
+directory; the record names that process by ``process_identity``. Standard library only, so
+reading a job loads neither backend.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +21,21 @@ from smdist.errors import NO_SUCH_JOB, Problem, SpecError
 
 RECORD = "job.json"
 FINISHED = ("Completed", "Failed", "Stopped")
+STOP_FILE = "stop-requested"  # in the job directory: another process asks for a stop
+
+
+def process_identity(pid: int | None = None) -> list[int] | None:
+    """[pid, start time in clock ticks since boot] of a live process: it names that process
+    even after the pid is reused (``job.json`` records the supervising process this way)."""
+    pid = os.getpid() if pid is None else pid
+    try:
+        raw = (Path("/proc") / str(pid) / "stat").read_bytes()
+    except OSError:
+        return None
+    fields = raw[raw.rfind(b")") + 2 :].split()  # field 3 (state) onwards; 22 is the start
+    if len(fields) < 20 or fields[0] == b"Z":
+        return None
+    return [pid, int(fields[19])]
 
 
 @dataclass(frozen=True)
@@ -51,8 +70,6 @@ class LocalJobRecord:
 
 
 def _supervisor_alive(identity: Any) -> bool:
-    from smdist.backends.local.processes import process_identity
-
     if not (isinstance(identity, list) and len(identity) == 2):
         return True  # a record without one: trust what it says
     return process_identity(int(identity[0])) == identity
@@ -76,8 +93,6 @@ def _load(path: Path) -> dict[str, Any]:
 
 def read_job(job_dir: Path) -> LocalJobRecord:
     """The job's record, its status corrected for a stop asked for or a supervisor gone."""
-    from smdist.backends.local.processes import STOP_FILE
-
     path = job_dir / RECORD
     record = _load(path)
     status = str(record.get("status", "InProgress"))
@@ -98,8 +113,6 @@ def read_job(job_dir: Path) -> LocalJobRecord:
 
 def request_stop(job: LocalJobRecord) -> bool:
     """Ask the supervising process to stop the job; False when it has already ended."""
-    from smdist.backends.local.processes import STOP_FILE
-
     if job.finished:
         return False
     (job.job_dir / STOP_FILE).write_text(f"stop requested at {time.time():.0f}\n")
@@ -112,3 +125,27 @@ def wait_for_end(job_dir: Path, poll: float) -> LocalJobRecord:
         time.sleep(min(poll, 1.0))
         job = read_job(job_dir)
     return job
+
+
+def follow(path: Path, finished: Callable[[], bool], keep_following: bool) -> Iterator[str]:
+    """Lines of the combined log; with ``keep_following``, wait for more until ``finished``."""
+    buffer = ""
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        while True:
+            chunk = handle.read(65536)
+            if chunk:
+                buffer += chunk
+                *complete, buffer = buffer.split("\n")
+                yield from complete
+                continue
+            if not keep_following:
+                break
+            if finished():
+                rest = handle.read()
+                if rest:
+                    buffer += rest
+                    continue
+                break
+            time.sleep(0.05)
+    if buffer:
+        yield buffer

@@ -17,6 +17,7 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
+from smdist.catalog import api, images
 from smdist.catalog.data_errors import CatalogError
 from smdist.catalog.data_errors import require as _require
 from smdist.catalog.data_files import read_data_file
@@ -130,8 +131,6 @@ def _check_name(kind: str, name: str, valid: Any) -> None:
 
 def catalog_date() -> str:
     """The date (YYYY-MM-DD) the oldest set of catalogued facts was taken."""
-    from smdist.catalog import api, images
-
     dates = (_instance_catalog().date, _framework_catalog().date, images.catalog_date())
     return min(*dates, api.snapshot_date())
 
@@ -153,8 +152,6 @@ def known_instance_types() -> list[str]:
 
 def training_instance_types() -> list[str]:
     """Every instance type CreateTrainingJob accepts (the service model's enum), sorted."""
-    from smdist.catalog import api
-
     return sorted(api.training_instance_types())
 
 
@@ -205,8 +202,6 @@ def minimum_version(feature: str, framework: str) -> str | None:
 
 def dlc_versions(framework: str) -> dict[str, list[str]]:
     """SageMaker training DLC versions of ``framework`` mapped to their Python versions."""
-    from smdist.catalog import images
-
     _check_name("framework", framework, _framework_catalog().frameworks)
     repository = images.repository_for(framework)
     return {image.version: list(image.py_versions) for image in images.training_images(repository)}

@@ -18,7 +18,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from smdist.checks.validation import check_spec
 from smdist.errors import Problem
+from smdist.spec.job import JobSpec
 
 _NEEDED = ("strategy", "cluster")  # every whole-job rule reads both
 _STEP = re.compile(r"[^.\[\]]+|\[\d+\]")
@@ -48,9 +50,6 @@ def _under(path: str, aside: set[str]) -> bool:
 def problems_of_the_rest(data: Mapping[str, Any], failed: list[Problem]) -> list[Problem]:
     """The whole-job errors of ``data`` once every value named in ``failed`` is set aside
     (each then takes its default); none when a required part cannot be set aside."""
-    from smdist.checks.validation import check_spec
-    from smdist.spec.job import JobSpec
-
     rest = copy.deepcopy(dict(data))
     aside = set()
     for problem in failed:

@@ -14,6 +14,8 @@ from typing import Any
 
 import yaml
 
+from smdist.checks.disk import check_paths
+from smdist.checks.partial import problems_of_the_rest
 from smdist.errors import Problem, SpecError
 from smdist.spec.job import JobSpec
 from smdist.yaml_text import MAX_DOCUMENT_BYTES, StrictYamlError, parse_untrusted
@@ -21,8 +23,6 @@ from smdist.yaml_text import MAX_DOCUMENT_BYTES, StrictYamlError, parse_untruste
 
 def from_dict(data: Any, source: str = "") -> JobSpec:
     """``JobSpec.from_dict``, with the whole-job errors of what did validate."""
-    from smdist.checks.partial import problems_of_the_rest
-
     try:
         return JobSpec.from_dict(data, source=source)
     except SpecError as exc:
@@ -39,8 +39,6 @@ def load(path: str | Path) -> JobSpec:
     checked against this machine's disk (``smdist.checks.disk``), so a job that could only fail
     after its upload is refused here.
     """
-    from smdist.checks.disk import check_paths
-
     path = Path(path)
     source = str(path)
     try:

@@ -44,7 +44,6 @@ from smdist.checks.secret_content import (
     scan_file,
 )
 from smdist.checks.secret_content import _CHUNK as _CHUNK  # read by the tests
-from smdist.checks.secret_content import scan_bytes as scan_bytes  # smdist.checks.values
 
 # Matched against the lower-cased path relative to source_dir, at any depth: ``*`` stays within
 # one name, a trailing ``/`` is a directory and everything below it, ``a/b`` is consecutive names.

@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from smdist.checks.secret_content import scan_bytes
 from smdist.errors import Problem
 
 NUL = "\x00"
@@ -62,6 +63,4 @@ def looks_like_secret(text: str) -> bool:
     """True when ``text`` holds a credential: a key id, a private key, a known token shape."""
     if _SECRET_TEXT.search(text):
         return True
-    from smdist.checks import secrets as secret_scan  # only when there is text to check
-
-    return secret_scan.scan_bytes(text.encode("utf-8", "surrogatepass"))[0] is not None
+    return scan_bytes(text.encode("utf-8", "surrogatepass"))[0] is not None

@@ -20,6 +20,7 @@ import sys
 
 import typer
 
+from smdist.backends.base import JobStatus
 from smdist.cli import help as cli_help
 from smdist.cli import local as cli_local
 from smdist.cli import options as opt
@@ -55,6 +56,7 @@ def plan_command(
     """Check a job and show exactly what SageMaker would run (--hosts: on each host)."""
     plan = load_plan(job_file, submittable=True)
     if hosts:
+        # lazy: the host builder, for --hosts only
         from smdist.planning import host_view
 
         if as_json:
@@ -62,6 +64,7 @@ def plan_command(
         else:
             typer.echo("\n".join(host_view.hosts_text(plan, hosts_count)))
         return
+    # lazy: the SageMaker backend's modules (pydantic models), never for --help
     from smdist.backends.sagemaker.rendering import sdk_rendering
 
     rendering = sdk_rendering(plan)  # what the installed SDK line sends
@@ -70,6 +73,7 @@ def plan_command(
         return
     from rich.console import Console
 
+    # lazy: the plan's table (html, json), for this command only
     from smdist.planning.display import plan_renderable
 
     Console().print(plan_renderable(plan, rendering))
@@ -88,6 +92,7 @@ def validate(job_file: opt.JobFile) -> None:
 @app.command()
 def schema() -> None:
     """Print the JSON Schema of job files (for editors and CI linters)."""
+    # lazy: the job's pydantic models, built only for this command
     from smdist.spec.job import json_schema
 
     typer.echo(json.dumps(json_schema(), indent=2))
@@ -98,6 +103,7 @@ def instances(family: opt.FamilyOption = None) -> None:
     """List the instance catalogue: GPUs, memory, EFA, price, libraries."""
     from rich.console import Console
 
+    # lazy: the catalogue's data files, read for this command only
     from smdist.cli.instance_table import instance_table
 
     Console().print(instance_table(family))
@@ -129,7 +135,7 @@ def run(
     """
     import signal
 
-    from smdist.backends.base import JobStatus
+    # lazy: the local backend and the planner, for run only (--help stays quick)
     from smdist.backends.local import launch
     from smdist.planning.plan import plan as make_plan
 

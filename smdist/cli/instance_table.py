@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from smdist import catalog
+
 
 def instance_table(family: str | None):
     """A rich ``Table`` of the catalogued instance types (only ``family``'s when given)."""
     from rich.table import Table
-
-    from smdist import catalog
 
     table = Table(
         "instance type",

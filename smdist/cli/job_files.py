@@ -10,11 +10,13 @@ from smdist.errors import SpecError
 def load_plan(path: Path, submittable: bool = False):
     """The job file's plan; with ``submittable``, also refused for what ``submit`` would refuse
     under the installed SDK line (so ``validate`` and ``plan`` know it before any cost)."""
+    # lazy: the job models and the planner; smdist --help imports this module
     from smdist.checks.reading import load
     from smdist.planning.plan import plan
 
     made = plan(load(path))
     if submittable:
+        # lazy: the SageMaker backend's modules, for a submittable check only
         from smdist.backends.sagemaker import submission_problems
 
         problems = submission_problems(made)

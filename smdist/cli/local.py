@@ -29,7 +29,8 @@ from smdist.backends.job_records import (
     request_stop,
     wait_for_end,
 )
-from smdist.errors import NO_SUCH_JOB, OPTION, Problem, SpecError
+from smdist.backends.job_records import follow as follow_log
+from smdist.errors import NO_SUCH_JOB, OPTION, Problem, SpecError, suggest
 
 LOCAL_ROOT = Path(".smdist")
 BACKENDS = ("auto", "local", "sagemaker")
@@ -48,6 +49,7 @@ def _assignment(text: str) -> tuple[str, object]:
     """``name=value`` with the value read as YAML (``1`` -> 1, ``true`` -> True, ``[1, 2]``)."""
     import yaml
 
+    # lazy: PyYAML, for --set only (smdist --help imports this module)
     from smdist.yaml_text import StrictYamlError, parse_untrusted
 
     name, equals, raw = text.partition("=")
@@ -68,6 +70,7 @@ def _assignment(text: str) -> tuple[str, object]:
 
 def local_spec(path: Path, assignments: list[str]):
     """The job file with ``--set`` overrides of its hyperparameters."""
+    # lazy: the job models, for the commands that read a job file
     from smdist.checks.reading import from_dict, load
 
     spec = load(path)
@@ -86,7 +89,7 @@ def new_name_notes(spec, overrides: dict[str, object]) -> list[str]:
     added as a new hyperparameter, which is rarely what a typo (``epoch`` for ``epochs``) meant."""
     from dataclasses import fields
 
-    from smdist.errors import suggest
+    # lazy: the ready script's options (argparse), for --set only
     from smdist.runtime.args import TrainingArgs
 
     known = set(spec.hyperparameters)
@@ -165,8 +168,6 @@ def status_document(job: LocalJobRecord) -> dict[str, Any]:
 
 def log_lines(job: LocalJobRecord, follow: bool) -> Iterator[str]:
     """``<host[ rRANK]> | <text>`` lines so far; ``follow``: until the job ends."""
-    from smdist.backends.local.logs import follow as follow_log
-
     if not job.log.is_file():
         raise SpecError(
             [Problem(str(job.log), "does not exist: the job wrote no log")], NO_SUCH_JOB

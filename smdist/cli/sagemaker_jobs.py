@@ -12,8 +12,9 @@ from typing import Annotated, Any
 
 import typer
 
-from smdist.cli.terminal import plain
-from smdist.errors import SpecError
+from smdist.backends import BACKENDS
+from smdist.cli.terminal import plain, stderr
+from smdist.errors import NO_SUCH_JOB, OPTION, Problem, SpecError
 from smdist.exit_codes import EXIT_JOB_FAILED, EXIT_OK
 
 SUBMIT_BACKENDS = ("sagemaker", "sagemaker-local")
@@ -29,20 +30,19 @@ TrainingJobOption = Annotated[
 
 def attach(name: str, region: str | None, poll: float):
     """The training job ``name``, else the tuning job of that name; SpecError for neither."""
+    # lazy: the SageMaker backend, for a SageMaker job only (--help stays quick)
     from smdist.backends.sagemaker import attach_job
-    from smdist.errors import NO_SUCH_JOB
 
     try:
         return attach_job(name, region=region, poll_seconds=poll)
     except SpecError as missing:
         if missing.header != NO_SUCH_JOB:
             raise
+        # lazy: SageMaker's tuning jobs, when no training job has the name
         from smdist.backends.sagemaker import tuning
 
         found = tuning.find(name, region, poll_seconds=poll)
         if found is None:
-            from smdist.errors import Problem
-
             raise SpecError(
                 [
                     Problem(
@@ -64,35 +64,26 @@ def log_source(name: str, region: str | None, poll: float, training_job: str | N
     job = attach(name, region, poll)
     if not _is_tuning(job):
         if training_job is not None:
-            from smdist.errors import OPTION, Problem
-
             raise SpecError(
                 [Problem("--job", "applies to tuning jobs; this is a training job", name)],
                 OPTION,
             )
         return job
     trial = job.training_job(training_job)
-    plain(_stderr(), f"{job.name}: logs of training job {trial.name}")
+    plain(stderr(), f"{job.name}: logs of training job {trial.name}")
     return trial
 
 
 def _is_tuning(job) -> bool:
+    # lazy: the SageMaker backend, as in attach
     from smdist.backends.sagemaker.tuning import TuningJob
 
     return isinstance(job, TuningJob)
 
 
-def _stderr():
-    from smdist.cli.terminal import stderr
-
-    return stderr()
-
-
 def check_backend(backend: str) -> None:
     """SpecError unless ``backend`` is one ``submit`` knows."""
     if backend not in SUBMIT_BACKENDS:
-        from smdist.errors import Problem
-
         raise SpecError(
             [Problem("--backend", "unknown backend", backend, ", ".join(SUBMIT_BACKENDS))]
         )
@@ -115,8 +106,6 @@ def launch_options(
     }
     if shm_size is not None:
         if backend != "sagemaker-local":
-            from smdist.errors import OPTION, Problem
-
             raise SpecError(
                 [Problem("--shm-size", "applies to --backend sagemaker-local only", shm_size)],
                 OPTION,
@@ -129,12 +118,14 @@ def show_dry_run(
     plan, console: Any, bucket: str | None, role: str | None, region: str | None
 ) -> None:
     """The CreateTrainingJob request on stdout; its notes and what ships on stderr."""
+    # lazy: the SageMaker backend, for a dry run only
     from smdist.backends import sagemaker as cloud
 
     shown = cloud.dry_run(plan, bucket=bucket, role=role, region=region)
     typer.echo(json.dumps(shown.to_dict(), indent=2, default=str))
     for note in shown.warnings[len(plan.warnings) :]:  # the dry run's own, e.g. its region
         plain(console, f"note: {note}")
+    # lazy: packaging, for a dry run or a launch only
     from smdist.packaging.bundle import dry_run_lines
 
     # On stderr: stdout stays the request as JSON. Every path left out is named, with why.
@@ -146,7 +137,7 @@ def launch(plan, backend: str, options: dict[str, object], console: Any):
     """Upload and start the job on ``backend``; prints its name, then what was uploaded."""
     import importlib
 
-    from smdist.backends import BACKENDS
+    # lazy: packaging, for a dry run or a launch only
     from smdist.packaging.bundle import upload_notice
 
     for line in upload_notice(plan):  # before the upload, so a mistake can be stopped
@@ -201,6 +192,7 @@ def show_status(job, as_json: bool) -> int:
 def show_tuning_status(job, as_json: bool) -> int:
     """A tuning job's status, trial counts and best trial (or its Describe as JSON); exit 1
     when it failed or was stopped, else 0."""
+    # lazy: the SageMaker backend, for a tuning job only
     from smdist.backends.sagemaker.tuning import results
 
     description = job.describe()

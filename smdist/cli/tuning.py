@@ -23,6 +23,7 @@ from smdist.cli import options as opt
 from smdist.cli import terminal
 from smdist.cli.job_files import load_plan
 from smdist.cli.local import LOCAL_ROOT
+from smdist.errors import OPTION, Problem, SpecError
 
 TuneWaitFlag = Annotated[
     bool,
@@ -70,6 +71,7 @@ def tune_command(
     root: opt.RunRootOption = LOCAL_ROOT,
 ) -> None:
     """Search the job's tuning: hyperparameters (SageMaker tuning job, or --local here)."""
+    # lazy: the SageMaker backend, for tune only (--help stays quick)
     from smdist.backends.sagemaker.tuning.request import require_tuning
 
     _check_options(
@@ -88,6 +90,7 @@ def tune_command(
     if dry_run:
         _show_dry_run(plan, console, bucket=bucket, role=role, region=region)
         return
+    # lazy: the SageMaker backend and packaging, for a launch only
     from smdist.backends.sagemaker import tuning
     from smdist.packaging.bundle import upload_notice
 
@@ -112,8 +115,6 @@ def tune_command(
 
 def _check_options(local: bool, sagemaker_only: dict[str, Any], local_only: dict[str, Any]) -> None:
     """Every option set that the chosen place does not use: exit 2, nothing dropped."""
-    from smdist.errors import OPTION, Problem, SpecError
-
     if local:
         wrong = [name for name, value in sagemaker_only.items() if value]
         why, valid = "is for a SageMaker tuning job; --local searches here", "leave out --local"
@@ -127,7 +128,8 @@ def _check_options(local: bool, sagemaker_only: dict[str, Any], local_only: dict
 def _tune_locally(
     plan: Any, console: Any, root: Path, parallel: int | None, hosts: int | None, fresh: bool
 ) -> int:
-    from smdist.cli import tuning_local  # written beside this module; imported when asked
+    # lazy: the search's table and results, for --local only (smdist --help imports this module)
+    from smdist.cli import tuning_local
 
     return tuning_local.run(
         plan, console=console, root=root, parallel=parallel, hosts=hosts, fresh=fresh
@@ -138,6 +140,7 @@ def _show_dry_run(
     plan: Any, console: Any, bucket: str | None, role: str | None, region: str | None
 ) -> None:
     """The request on stdout as JSON; its notes and what would ship on stderr."""
+    # lazy: the SageMaker backend and packaging, for a dry run only
     from smdist.backends.sagemaker import tuning
     from smdist.packaging.bundle import dry_run_lines
 

@@ -93,6 +93,7 @@ def run(
     """
     import warnings
 
+    # lazy: the local backend and Optuna, for --local only
     from smdist.backends.local.tuning import local_notes, tune_locally
 
     for note in local_notes(plan.spec.tuning):

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import smdist.entry_points
+import smdist.runtime
 from smdist.contract.launch import LAUNCH_FILE
 from smdist.errors import Problem, SpecError
 from smdist.packaging.manifest import Manifest
@@ -83,14 +85,10 @@ def excluded_secrets(source_dir: Path | str) -> list[str]:
 
 # ---- what the code directory holds -----------------------------------------------------------
 def entry_points_dir() -> Path:
-    import smdist.entry_points
-
     return Path(smdist.entry_points.__file__).resolve().parent
 
 
 def runtime_dir() -> Path:
-    import smdist.runtime
-
     return Path(smdist.runtime.__file__).resolve().parent
 
 

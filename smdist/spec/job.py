@@ -46,6 +46,7 @@ HyperparameterValue = str | int | float | bool | list[Any] | dict[str, Any] | No
 
 
 def _tuning_model() -> "type[Tuning]":
+    # lazy: the tuning models are built only for a job with a tuning: section (test_import)
     from smdist.spec.tuning import Tuning
 
     return Tuning

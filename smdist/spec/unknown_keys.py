@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel
 
 from smdist.errors import suggest
+from smdist.spec.base import StrictModel
 
 
 @dataclass(frozen=True)
@@ -110,8 +111,6 @@ def _field(model: type[BaseModel], key: Any) -> Any:
 
 def root_model(title: str) -> type[BaseModel] | None:
     """The smdist model named ``title`` (a ValidationError's title)."""
-    from smdist.spec.base import StrictModel
-
     pending: list[type[BaseModel]] = [StrictModel]
     while pending:
         model = pending.pop()

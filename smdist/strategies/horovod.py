@@ -12,6 +12,7 @@ from smdist.contract.launch import Launcher
 from smdist.errors import Problem
 from smdist.spec.cluster import Cluster
 from smdist.strategies.base import MPIOptionsMixin, ProcessesPerHost, Strategy
+from smdist.strategies.mpi_options import mpi_hyperparameters
 from smdist.strategies.neuron import refuse_tensorflow_on_neuron
 
 
@@ -55,12 +56,3 @@ class Horovod(MPIOptionsMixin, Strategy):
 
     def toolkit_hyperparameters(self, cluster: Cluster) -> dict[str, Any]:
         return mpi_hyperparameters(self.mpi_distribution(cluster))
-
-
-def mpi_hyperparameters(mpi: dict[str, Any]) -> dict[str, Any]:
-    """What SDK v2 sends for an ``mpi`` distribution (processes only when given)."""
-    values: dict[str, Any] = {"sagemaker_mpi_enabled": True}
-    if mpi.get("processes_per_host") is not None:
-        values["sagemaker_mpi_num_of_processes_per_host"] = mpi["processes_per_host"]
-    values["sagemaker_mpi_custom_mpi_options"] = mpi.get("custom_mpi_options", "")
-    return values

@@ -1,4 +1,5 @@
-"""``custom_mpi_options``: the field of the MPI-launched strategies, and its plain-flags check."""
+"""``custom_mpi_options``: the field of the MPI-launched strategies, its plain-flags check, and
+the ``mpi`` distribution with the toolkit's hyperparameters for it."""
 
 import re
 import shlex
@@ -59,3 +60,12 @@ class MPIOptionsMixin(StrictModel):
     @classmethod
     def _plain_mpi_flags(cls, value: str) -> str:
         return check_custom_mpi_options(value)
+
+
+def mpi_hyperparameters(mpi: dict[str, Any]) -> dict[str, Any]:
+    """What SDK v2 sends for an ``mpi`` distribution (processes only when given)."""
+    values: dict[str, Any] = {"sagemaker_mpi_enabled": True}
+    if mpi.get("processes_per_host") is not None:
+        values["sagemaker_mpi_num_of_processes_per_host"] = mpi["processes_per_host"]
+    values["sagemaker_mpi_custom_mpi_options"] = mpi.get("custom_mpi_options", "")
+    return values

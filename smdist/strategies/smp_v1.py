@@ -17,6 +17,7 @@ from smdist.spec import topology
 from smdist.spec.cluster import Cluster
 from smdist.spec.topology import Topology
 from smdist.strategies.base import MPIOptionsMixin
+from smdist.strategies.mpi_options import mpi_hyperparameters
 from smdist.strategies.smp_base import ModelParallel, divisors
 
 # Placement: "cluster" keeps a replica's model-parallel ranks next to each other (same host),
@@ -118,8 +119,6 @@ class SMPv1(MPIOptionsMixin, ModelParallel):
         }
 
     def toolkit_hyperparameters(self, cluster: Cluster) -> dict[str, Any]:
-        from smdist.strategies.horovod import mpi_hyperparameters
-
         values = mpi_hyperparameters(self.mpi_distribution(cluster))
         values["mp_parameters"] = self.parameters()
         values["sagemaker_distributed_dataparallel_enabled"] = False

@@ -4,7 +4,8 @@ The import graph is read from the source with ``ast`` (every ``import`` and ``fr
 at any depth: functions included, and imports under ``if TYPE_CHECKING:`` too, since a reader
 and a type checker follow them as they follow any other). The layer table is the architecture
 of ``docs/architecture.md``, bottom first; a module belongs to the longest prefix it matches.
-Run it alone with ``python -m pytest tests/unit/test_architecture.py``.
+An import of smdist's own modules inside a function must say why it is not at the top, with a
+``# lazy: ...`` comment. Run it alone with ``python -m pytest tests/unit/test_architecture.py``.
 """
 
 from __future__ import annotations
@@ -173,3 +174,46 @@ def test_the_check_sees_imports_inside_functions_type_only_and_relative_ones():
     assert "smdist.planning.plan" in GRAPH["smdist.fitting"]
     assert "smdist.planning.plan_value" in GRAPH["smdist.planning.display"]
     assert "smdist.contract.commands" in GRAPH["smdist.runtime.v3_driver"]
+
+
+def _lazy_imports_without_a_reason() -> list[str]:
+    """Every import of smdist's own modules inside a function with no ``# lazy:`` comment on
+    its line, or above it (an import group shares the comment above its first import)."""
+    missing = []
+    for module, path in sorted(MODULES.items()):
+        tree = ast.parse(path.read_text())
+        lines = path.read_text().splitlines()
+        import_lines = {
+            line
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Import | ast.ImportFrom)
+            for line in range(node.lineno, node.end_lineno + 1)
+        }
+        for function in ast.walk(tree):
+            if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for node in ast.walk(function):
+                if not _is_own_import(node):
+                    continue
+                above = node.lineno - 1
+                while above in import_lines:
+                    above -= 1
+                said = lines[above - 1 : node.end_lineno] if above else []
+                if not any("# lazy:" in line for line in said):
+                    missing.append(f"{module}:{node.lineno}: {lines[node.lineno - 1].strip()}")
+    return sorted(set(missing))
+
+
+def _is_own_import(node: ast.AST) -> bool:
+    if isinstance(node, ast.Import):
+        return any(alias.name.startswith("smdist") for alias in node.names)
+    return isinstance(node, ast.ImportFrom) and (
+        node.level > 0 or (node.module or "").startswith("smdist")
+    )
+
+
+def test_every_import_of_smdist_inside_a_function_says_why_it_is_not_at_the_top():
+    # An import hides a route from readers and tools when it sits in a function; it is there
+    # only to keep `import smdist`, `smdist --help` or one command from loading something
+    # heavy, and a `# lazy: ...` comment says what (issue 30).
+    assert _lazy_imports_without_a_reason() == []

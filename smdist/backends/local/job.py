@@ -16,13 +16,14 @@ from typing import TYPE_CHECKING
 
 from smdist.backends.base import JobError, JobStatus
 from smdist.backends.job_names import unique_job_name
+from smdist.backends.job_records import STOP_FILE, process_identity
+from smdist.backends.job_records import follow as follow_log
 from smdist.backends.local.artifacts import output_location, upload_outputs
 from smdist.backends.local.environment import TOKEN_VARIABLE
 from smdist.backends.local.hosts import EmulatedHost, make_hosts
 from smdist.backends.local.launch import HostCommand, prepare_commands
 from smdist.backends.local.layout import LocalLayout
 from smdist.backends.local.logs import ConsoleView, JobLog
-from smdist.backends.local.logs import follow as follow_log
 from smdist.backends.local.network import choose_host_names
 from smdist.backends.local.preparation import (
     command_notes,
@@ -33,14 +34,7 @@ from smdist.backends.local.preparation import (
     stage_files,
     write_commands_file,
 )
-from smdist.backends.local.processes import (
-    MAX_RUN,
-    REQUESTED,
-    STOP_FILE,
-    Outcome,
-    Supervisor,
-    process_identity,
-)
+from smdist.backends.local.processes import MAX_RUN, REQUESTED, Outcome, Supervisor
 from smdist.backends.local.setup import LocalOptions, check_tools, checkpoint_path
 from smdist.backends.local.verdict import judge, summary_line, write_failure_file
 

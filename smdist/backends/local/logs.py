@@ -2,11 +2,11 @@
 
 Each emulated host's first process writes into one pipe; a thread per pipe reads it line by
 line. Lines from mpirun (``--tag-output``: ``[1,3]<stdout>:``) carry the rank, which also
-names the host the rank runs on. Every line is
-appended, flushed, to the job's combined log (``<label> | <text>``, the prefix every backend's
-logs share: ``smdist.backends.log_lines``) and to its host's own
-file; ``Job.logs()`` and the live console view read the combined file, so a reader can start
-at any time and nothing is held in memory but the recent lines used for failure reports.
+names the host the rank runs on. Every line is appended, flushed, to the job's combined log
+(``<label> | <text>``, the prefix every backend's logs share: ``smdist.backends.log_lines``)
+and to its host's own file; ``Job.logs()`` (``job_records.follow``) and the live console view
+read the combined file, so a reader can start at any time and nothing is held in memory but
+the recent lines used for failure reports.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import re
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
@@ -126,30 +125,6 @@ def pump(
         for raw in iter(stream.readline, b""):
             text = raw.decode("utf-8", "replace").rstrip("\r\n")
             log.add(*attribute(text, host, tags, rank_hosts))
-
-
-def follow(path: Path, finished: Callable[[], bool], keep_following: bool) -> Iterator[str]:
-    """Lines of the combined log; with ``keep_following``, wait for more until ``finished``."""
-    buffer = ""
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        while True:
-            chunk = handle.read(65536)
-            if chunk:
-                buffer += chunk
-                *complete, buffer = buffer.split("\n")
-                yield from complete
-                continue
-            if not keep_following:
-                break
-            if finished():
-                rest = handle.read()
-                if rest:
-                    buffer += rest
-                    continue
-                break
-            time.sleep(0.05)
-    if buffer:
-        yield buffer
 
 
 class ConsoleView:

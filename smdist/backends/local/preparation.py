@@ -13,6 +13,7 @@ from smdist.backends.job_names import unique_job_name
 from smdist.backends.local.artifacts import kept_files, restore_checkpoints, stage_channels
 from smdist.backends.local.layout import LocalLayout, plan_layout
 from smdist.backends.local.setup import LocalOptions, PrepareError, job_region, prepare_notes
+from smdist.packaging import bundle as packaging
 from smdist.packaging.exclusions import mark_local_root
 
 if TYPE_CHECKING:
@@ -70,8 +71,6 @@ def opening_notes(
 def stage_files(plan: Plan, hosts: list[EmulatedHost], job_dir: Path) -> dict[str, str]:
     """Every host's directories, its copy of the code (the upload's file list: what
     SageMaker's hosts would get) and its channels; returns channel -> S3DistributionType."""
-    from smdist.packaging import bundle as packaging
-
     spec = plan.spec
     code = packaging.bundle(plan)
     for host in hosts:

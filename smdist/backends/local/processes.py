@@ -37,21 +37,6 @@ POLL_SECONDS = 0.05
 DRAIN_SECONDS = 2.0  # how long a failed host's last lines may take to reach the log
 
 FAILURE, STALL, MAX_RUN, REQUESTED = "failure", "stall", "max_run", "requested"
-STOP_FILE = "stop-requested"  # in the job directory: another process asks for a stop
-
-
-def process_identity(pid: int | None = None) -> list[int] | None:
-    """[pid, start time in clock ticks since boot] of a live process: it names that process
-    even after the pid is reused (``job.json`` records the supervising process this way)."""
-    pid = os.getpid() if pid is None else pid
-    try:
-        raw = (proctree.PROC / str(pid) / "stat").read_bytes()
-    except OSError:
-        return None
-    fields = raw[raw.rfind(b")") + 2 :].split()  # field 3 (state) onwards; 22 is the start
-    if len(fields) < 20 or fields[0] == b"Z":
-        return None
-    return [pid, int(fields[19])]
 
 
 @dataclass

@@ -23,14 +23,14 @@ from smdist.backends.sagemaker import sending
 from smdist.backends.sagemaker.dry_run import DryRun, Route
 from smdist.backends.sagemaker.dry_run import dry_run as value_of  # the package's dry_run wraps it
 from smdist.backends.sagemaker.job import DEFAULT_POLL_SECONDS, SageMakerJob, attach
+from smdist.backends.sagemaker.v3.session import sdk_version  # no SDK import
+from smdist.checks.catalog import unpinned_image
 from smdist.errors import Problem
 from smdist.planning.plan import Plan
 
 
 def sdk_v3_installed() -> bool:
     """Whether the installed SageMaker Python SDK is 3.x: jobs then go out as v3 sends them."""
-    from smdist.backends.sagemaker.v3.trainer import sdk_version
-
     return (sdk_version() or "").startswith("3.")
 
 
@@ -43,10 +43,9 @@ def submission_problems(plan: Plan) -> list[Problem]:
     """
     if request_.local_only_problems(plan.spec):
         return []
-    from smdist.checks.catalog import unpinned_image
-
     problems = unpinned_image(plan.spec)
     if sdk_v3_installed():
+        # lazy: v3's request modules load only where SDK v3 is the installed line
         from smdist.backends.sagemaker.v3.request import carriage_problems
 
         problems += carriage_problems(plan)
@@ -56,10 +55,11 @@ def submission_problems(plan: Plan) -> list[Problem]:
 def _route() -> Route:
     """How jobs go out under the installed SDK line (only that line's modules are imported)."""
     if sdk_v3_installed():
+        # lazy: only the installed SDK line's modules are imported
         from smdist.backends.sagemaker.v3 import submit as v3_submit
 
         return v3_submit.ROUTE
-    from smdist.backends.sagemaker import v2
+    from smdist.backends.sagemaker import v2  # lazy: SDK v2's route under SDK v2 only
 
     return v2.ROUTE
 

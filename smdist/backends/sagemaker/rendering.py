@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from smdist.backends.sagemaker import sdk_v3_installed
 from smdist.planning.plan import Plan
 
 V3_CALLER = "sagemaker.train.ModelTrainer"
@@ -37,14 +38,12 @@ class SdkRendering:
 def sdk_rendering(plan: Plan, line: str | None = None) -> SdkRendering:
     """``plan`` under SDK ``line`` (default: the installed one; v2 when none is installed)."""
     if line is None:
-        from smdist.backends.sagemaker import sdk_v3_installed
-
         line = "v3" if sdk_v3_installed() else "v2"
     if line == "v2":
         return SdkRendering(
             "v2", plan.estimator, "distribution", plan.distribution, plan.wire_hyperparameters
         )
-    from smdist.backends.sagemaker.v3 import request as v3_request
+    from smdist.backends.sagemaker.v3 import request as v3_request  # lazy: v3's modules for v3
 
     config = v3_request.plan_driver_config(plan)
     return SdkRendering(

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from smdist.checks.catalog import unpinned_image
+from smdist.checks.images import training_image_uri
 from smdist.errors import Problem, SpecError
 from smdist.planning.plan import Plan
 from smdist.planning.submission import CODE_CHANNEL, TARBALL, Submission
@@ -33,8 +35,6 @@ def source_uri(bucket: str, digest: str) -> str:
 
 def check_cloud_spec(spec: JobSpec) -> None:
     """What a real SageMaker job cannot take although the local backends can."""
-    from smdist.checks.catalog import unpinned_image
-
     problems = local_only_problems(spec) + unpinned_image(spec)
     if problems:
         raise SpecError(problems)
@@ -72,9 +72,6 @@ def local_only_problems(spec: JobSpec) -> list[Problem]:
 def training_image(plan: Plan, region: str) -> str:
     """The job's training image: ``code.image_uri``, or the DLC URI from smdist's catalogue
     (``smdist.checks.images``), the same under SDK v2 and v3."""
-    from smdist.checks.catalog import unpinned_image
-    from smdist.checks.images import training_image_uri
-
     unpinned = unpinned_image(plan.spec)
     if unpinned:
         raise SpecError(unpinned)

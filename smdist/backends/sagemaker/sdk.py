@@ -19,6 +19,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+from smdist.backends.aws_region import HOW_TO_SET, configured_region
 from smdist.errors import CANNOT_RUN_HERE, Problem, SpecError
 
 # The SDK's "defaults" config, given explicitly instead of read from ~/.config/sagemaker.
@@ -138,8 +139,6 @@ def boto_session(region: str | None = None, boto: Any = None) -> Any:
     (``smdist.backends.aws_region``: ``AWS_REGION`` included, which boto3 alone ignores).
     """
     import boto3
-
-    from smdist.backends.aws_region import HOW_TO_SET, configured_region
 
     if boto is None:
         region = region or configured_region()

@@ -7,6 +7,7 @@ from typing import Any
 
 import torch.distributed as dist
 
+from smdist.runtime.environments import detect
 from smdist.runtime.smp.state import (
     DP_GROUP,
     MP_GROUP,
@@ -43,8 +44,6 @@ def create_process_groups(topology: Topology) -> dict[CommGroup, dist.ProcessGro
 
 def local_position() -> tuple[int, int]:
     """(local rank, local size): the ranks that share this rank's node."""
-    from smdist.runtime.environments import detect
-
     environment = detect()
     mine = (environment.node_rank(), environment.local_rank())
     everyone: list[Any] = [None] * state.size

@@ -15,6 +15,8 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+from smdist.runtime.environments import detect, torch_env
+
 CONFIG_ERROR_EXIT_CODE = 2
 FAILURE_EXIT_CODE = 1
 
@@ -43,7 +45,6 @@ def ensure_rendezvous_env(environ: os._Environ[str] | dict[str, str] | None = No
     environ = os.environ if environ is None else environ
     if all(environ.get(name) for name in RENDEZVOUS_VARIABLES):
         return {}
-    from smdist.runtime.environments import detect, torch_env
 
     added = {}
     for name, value in torch_env(detect(environ)).items():

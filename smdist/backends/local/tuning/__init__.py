@@ -13,7 +13,10 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from smdist.backends.local.setup import DEFAULT_ROOT
+from smdist.backends.local.setup import DEFAULT_ROOT, PrepareError
+from smdist.backends.local.tuning.objective import objective_regex
+from smdist.checks.tuning import tuning_name_prefix
+from smdist.errors import Problem, SpecError
 
 if TYPE_CHECKING:
     from smdist.backends.local.tuning.search import OnTrial
@@ -42,8 +45,6 @@ def _require_optuna() -> None:
             warnings.filterwarnings("ignore", message="IProgress not found")
             import optuna  # noqa: F401
     except ImportError:
-        from smdist.backends.local.setup import PrepareError
-
         raise PrepareError(
             "a local search runs with Optuna, which is not installed: pip install 'smdist[tune]'"
         ) from None
@@ -72,11 +73,9 @@ def tune_locally(
     ``Stopped``; running it again resumes: finished trials are kept, stopped ones run again.
     """
     _require_optuna()
+    # lazy: these import Optuna, which is optional (checked just above)
     from smdist.backends.local.tuning import space, store
-    from smdist.backends.local.tuning.objective import objective_regex
     from smdist.backends.local.tuning.search import Search, default_parallel
-    from smdist.checks.tuning import tuning_name_prefix
-    from smdist.errors import Problem, SpecError
 
     tuning = plan.spec.tuning
     if tuning is None:

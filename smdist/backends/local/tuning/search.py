@@ -21,6 +21,8 @@ from typing import Any
 
 import optuna
 
+from smdist.backends.local.layout import plan_layout
+from smdist.backends.local.setup import job_region
 from smdist.backends.local.tuning import store
 from smdist.backends.local.tuning.trial_job import TrialJob, start_trial
 from smdist.backends.tuning_results import TuningResult
@@ -158,9 +160,6 @@ def default_parallel(
     plan: Plan, tuning: Tuning, hosts: int | None, processes_per_host: int | None
 ) -> int:
     """``max_parallel_jobs``, capped by what this machine holds: one CPU per process."""
-    from smdist.backends.local.layout import plan_layout
-    from smdist.backends.local.setup import job_region
-
     layout = plan_layout(
         plan,
         job_name=plan.spec.name,

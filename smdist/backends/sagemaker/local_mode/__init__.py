@@ -37,7 +37,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from smdist.backends.aws_region import DRY_RUN_REGION, resolve_region
 from smdist.backends.job_names import unique_job_name
+from smdist.backends.job_records import read_job
 from smdist.backends.sagemaker.local_mode import checks, settings
 from smdist.backends.sagemaker.local_mode.job import LocalModeJob
 from smdist.backends.sagemaker.local_mode.run_file import LocalRun, write_record
@@ -84,8 +86,6 @@ def check_machine(plan: Plan) -> tuple[str, str]:
 
 
 def _region(region: str | None, plan: Plan, boto_session: Any) -> str:
-    from smdist.backends.aws_region import DRY_RUN_REGION, resolve_region
-
     given = getattr(boto_session, "region_name", None)
     found = resolve_region(region, plan.spec.region, given)
     if found:
@@ -116,8 +116,6 @@ def _supervisor_environment(boto_session: Any, region: str) -> dict[str, str]:
 
 
 def _await_supervisor(job_dir: Path, process: subprocess.Popen) -> None:
-    from smdist.backends.job_records import read_job
-
     deadline = time.monotonic() + SUPERVISOR_START_TIMEOUT
     while time.monotonic() < deadline:
         if read_job(job_dir).record.get("supervisor"):

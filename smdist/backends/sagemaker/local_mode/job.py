@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from smdist.backends.base import JobError, JobStatus
+from smdist.backends.job_records import follow as follow_log
+from smdist.backends.job_records import read_job, request_stop
 from smdist.planning.plan import Plan
 
 
@@ -41,8 +43,6 @@ class LocalModeJob:
         self._poll = max(0.05, min(poll_seconds, 1.0))
 
     def _record(self) -> Any:
-        from smdist.backends.job_records import read_job
-
         if self._process is not None:
             self._process.poll()  # reaps it once it has ended
         return read_job(self.job_dir)
@@ -65,14 +65,10 @@ class LocalModeJob:
         return self.job_dir / "logs" / "job.log"
 
     def logs(self, follow: bool = False) -> Iterator[str]:
-        from smdist.backends.local.logs import follow as follow_log
-
         yield from follow_log(self.log_path, lambda: self.status.finished, follow)
 
     def stop(self) -> None:
         """Ask the supervisor to stop: Compose stops the containers, SIGKILL after the grace."""
-        from smdist.backends.job_records import request_stop
-
         request_stop(self._record())
 
     def _follow(self, deadline: float | None, show: bool, position: list[int]) -> None:

@@ -20,7 +20,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from smdist.backends.sagemaker import sdk
 from smdist.backends.sagemaker.local_mode.run_file import LocalRun
+from smdist.backends.sagemaker.local_mode.settings import CLOUD_ONLY
 from smdist.planning.plan import Plan
 
 LOCAL_MODE_ROLE = "arn:aws:iam::000000000000:role/smdist-local-mode-unused"
@@ -55,7 +57,7 @@ def _credentials_policy(module: Any, run: LocalRun) -> None:
 
 def run_v2(run: LocalRun, plan: Plan) -> str | None:
     """The job through SDK v2's estimator in local mode; the model's file:// URI."""
-    from smdist.backends.sagemaker import sdk
+    # lazy: SDK v2's modules, for a run under SDK v2 only
     from smdist.backends.sagemaker.v2 import estimator_kwargs, training_inputs
 
     sdk.import_sagemaker()
@@ -78,7 +80,6 @@ def run_v2(run: LocalRun, plan: Plan) -> str | None:
         code_uri=f"file://{run.code_dir}",
         model_dir=f"file://{run.output_dir}/model" if plan.framework == "tensorflow" else None,
     )
-    from smdist.backends.sagemaker.local_mode.settings import CLOUD_ONLY
 
     kwargs = {k: v for k, v in estimator_kwargs(submission).items() if k not in CLOUD_ONLY}
     kwargs.update(
@@ -137,6 +138,7 @@ def run_v3(run: LocalRun, plan: Plan) -> str | None:
     from sagemaker.train.local import local_container
     from sagemaker.train.model_trainer import Mode
 
+    # lazy: SDK v3's modules, for a run under SDK v3 only
     from smdist.backends.sagemaker.v3 import trainer as v3
     from smdist.backends.sagemaker.v3.drivers import (
         distributed_object,

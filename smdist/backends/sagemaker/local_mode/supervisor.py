@@ -29,9 +29,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from smdist.backends.job_records import STOP_FILE, process_identity
 from smdist.backends.local import proctree
-from smdist.backends.local.processes import STOP_FILE, process_identity
+from smdist.backends.sagemaker.local_mode.checks import sdk_compose_command
 from smdist.backends.sagemaker.local_mode.run_file import RECORD, LocalRun, write_record
+from smdist.backends.sagemaker.local_mode.sdk_runs import run_job
+from smdist.planning.plan import Plan
+from smdist.spec.job import JobSpec
 
 POLL = 0.1
 DOWN_TIMEOUT = 60.0
@@ -102,8 +106,6 @@ class Supervision:
 
     def _compose_command(self, docker: str | None) -> list[str] | None:
         try:
-            from smdist.backends.sagemaker.local_mode.checks import sdk_compose_command
-
             return sdk_compose_command(self.run.sdk)
         except Exception:  # noqa: BLE001 - fall back to the plugin when the SDK finds none
             return [docker, "compose"] if docker else None
@@ -141,8 +143,6 @@ class Supervision:
         error: BaseException | None = None
         model = None
         try:
-            from smdist.backends.sagemaker.local_mode.sdk_runs import run_job
-
             model = run_job(self.run, self._plan())
         except BaseException as exc:  # noqa: BLE001 - the job's failure reason
             error = exc
@@ -157,9 +157,6 @@ class Supervision:
 
     def _plan(self) -> Any:
         """The plan ``launch`` showed, as it wrote it (``Plan.to_record``): not planned again."""
-        from smdist.planning.plan import Plan
-        from smdist.spec.job import JobSpec
-
         spec = JobSpec.from_dict(self.run.spec, source=self.run.spec_source)
         return Plan.from_record(self.run.plan, spec)
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from smdist.backends.sagemaker import request as request_
 from smdist.backends.sagemaker.dry_run import DryRun
+from smdist.checks.images import chosen_image
 from smdist.planning.submission import CODE_CHANNEL, Submission
 
 # A channel's request fields the call carries over, each to its TrainingInput argument.
@@ -41,8 +42,6 @@ def estimator_kwargs(submission: Submission) -> dict[str, Any]:
     kwargs = dict(submission.estimator_kwargs)
     kwargs["source_dir"] = submission.code_uri
     if "image_uri" not in kwargs:  # smdist's catalogue names the image, not the SDK's tables
-        from smdist.checks.images import chosen_image
-
         plan_ = submission.plan
         kwargs["image_uri"] = request_.training_image(plan_, submission.region)
         image = chosen_image(plan_.spec)

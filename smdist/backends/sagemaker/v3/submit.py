@@ -23,6 +23,7 @@ from smdist.backends.sagemaker.dry_run import DryRun, Route
 from smdist.backends.sagemaker.job import DEFAULT_POLL_SECONDS, SageMakerJob
 from smdist.backends.sagemaker.v3 import request as v3_request
 from smdist.backends.sagemaker.v3 import trainer as v3
+from smdist.backends.sagemaker.v3.drivers import write_drivers
 from smdist.planning.plan import Plan
 from smdist.planning.submission import Submission
 
@@ -60,7 +61,6 @@ def upload_drivers(
     uploaded = 0
     with tempfile.TemporaryDirectory(prefix="smdist-drivers-") as tmp:
         root = Path(tmp)
-        from smdist.backends.sagemaker.v3.drivers import write_drivers  # imports SDK v3
 
         write_drivers(plan, code_uri, root, files)
         paths = sorted(p for p in root.rglob("*") if p.is_file())

@@ -22,6 +22,10 @@ import tempfile
 import weakref
 from typing import Any
 
+from smdist.backends.aws_region import DRY_RUN_REGION, resolve_region
+from smdist.backends.sagemaker.account import resolve_role
+from smdist.backends.sagemaker.buckets import require_bucket
+from smdist.backends.sagemaker.dry_run import BUCKET_VARIABLE
 from smdist.backends.sagemaker.v3 import request as v3_request
 from smdist.backends.sagemaker.v3.driver_config import plan_driver_config
 from smdist.backends.sagemaker.v3.drivers import (
@@ -112,8 +116,6 @@ def _source_code(plan: Plan, code_s3_uri: str | None, keep: list[str]) -> Any:
 
 def _job_role(plan: Plan, role: str | None) -> str:
     """``role``, the job file's, or ``SMDIST_ROLE``; SpecError when there is none."""
-    from smdist.backends.sagemaker.account import resolve_role
-
     job_role = resolve_role(plan, role)
     if not job_role:
         raise SpecError(
@@ -134,10 +136,6 @@ def _session_and_bucket(
 ) -> tuple[Any, str]:
     """(the v3 Session, the job's bucket): a named bucket (``bucket``, else ``SMDIST_BUCKET``)
     must exist; without one, the SDK's default bucket (the only one that may be created)."""
-    from smdist.backends.aws_region import resolve_region
-    from smdist.backends.sagemaker.buckets import require_bucket
-    from smdist.backends.sagemaker.dry_run import BUCKET_VARIABLE
-
     named = bucket or os.environ.get(BUCKET_VARIABLE)
     sm_session = as_session(session, resolve_region(region, plan.spec.region), named or "")
     if named:
@@ -207,7 +205,6 @@ def model_trainer(
     require_sdk_v3()
     spec = plan.spec
     distributed = model_trainer_distributed(plan)
-    from smdist.backends.aws_region import DRY_RUN_REGION, resolve_region
 
     training_image(plan, resolve_region(region, spec.region) or DRY_RUN_REGION)  # before AWS
     job_role = _job_role(plan, role)
