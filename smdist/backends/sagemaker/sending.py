@@ -67,6 +67,18 @@ def send_under_its_name(
     return send_under_fresh_names("", bind, send, fresh_name=name)
 
 
+def job_arguments(sent: DryRun, upload: SourceUpload, poll_seconds: float) -> dict[str, Any]:
+    """What every route's job is made with besides its name and session: the value that was
+    sent (its plan and submission) and the code's upload."""
+    return {
+        "plan": sent.plan,
+        "submission": sent.submission,
+        "poll_seconds": poll_seconds,
+        "source_uri": upload.uri,
+        "uploaded_bytes": upload.uploaded_bytes,
+    }
+
+
 def send(
     shown: DryRun, boto_session: Any = None, *, poll_seconds: float = DEFAULT_POLL_SECONDS
 ) -> Any:

@@ -50,15 +50,7 @@ def send(
         lambda value: client.create_hyper_parameter_tuning_job(**value.request),
         lambda: fresh_name(shown.plan),
     )
-    return TuningJob(
-        sent.job_name,
-        boto,
-        plan=sent.plan,
-        submission=sent.submission,
-        poll_seconds=poll_seconds,
-        source_uri=upload.uri,
-        uploaded_bytes=upload.uploaded_bytes,
-    )
+    return TuningJob(sent.job_name, boto, **sending.job_arguments(sent, upload, poll_seconds))
 
 
 def _check(plan: Plan) -> None:

@@ -60,15 +60,7 @@ def send(
             )
 
     sent = sending.send_under_its_name(shown, fit, lambda: unique_job_name(shown.plan.spec.name))
-    return SageMakerJob(
-        sent.job_name,
-        boto,
-        plan=sent.plan,
-        submission=sent.submission,
-        poll_seconds=poll_seconds,
-        source_uri=upload.uri,
-        uploaded_bytes=upload.uploaded_bytes,
-    )
+    return SageMakerJob(sent.job_name, boto, **sending.job_arguments(sent, upload, poll_seconds))
 
 
 def default_bucket(boto: Any) -> str:

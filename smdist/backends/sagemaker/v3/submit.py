@@ -120,11 +120,7 @@ def send(
     return SageMakerJob(
         sent.job_name,
         boto,
-        plan=sent.plan,
-        submission=sent.submission,
-        poll_seconds=poll_seconds,
-        source_uri=upload.uri,
-        uploaded_bytes=upload.uploaded_bytes,
+        **sending.job_arguments(sent, upload, poll_seconds),
         drivers_uri=drivers,
         drivers_uploaded_bytes=driver_bytes,
     )
