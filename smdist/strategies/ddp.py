@@ -80,12 +80,7 @@ class PyTorchDDP(Strategy):
     def smdist_environment(self, cluster: Cluster, entry_point: str) -> dict[str, str]:
         """The backend for the ready script, and the torchrun launcher's own settings (its
         processes per host it reads from the shipped launch)."""
-        # Resolved here, from the instance type: no "auto" ships (nccl on GPUs, gloo on CPUs; the
-        # local backend turns nccl into gloo, with a note, where its hosts have no GPU).
-        backend = self.backend
-        if backend == "auto":
-            backend = "nccl" if cluster.gpus_per_host else "gloo"
-        values = {"SMDIST_BACKEND": backend}
+        values = {"SMDIST_BACKEND": self.backend}
         values.update(super().smdist_environment(cluster, entry_point))
         if self.launcher == "torchrun":
             values.update(

@@ -46,13 +46,8 @@ class MWMS(Strategy):
         return {"sagemaker_multi_worker_mirrored_strategy_enabled": True}
 
     def smdist_environment(self, cluster: Cluster, entry_point: str) -> dict[str, str]:
-        # Resolved here, from the instance type, as TensorFlow's AUTO would choose: NCCL on GPUs,
-        # ring on CPUs (the local backend turns nccl into ring where its hosts have no GPU).
-        communication = self.communication
-        if communication == "auto":
-            communication = "nccl" if cluster.gpus_per_host else "ring"
         return {
-            "SMDIST_COMMUNICATION": communication,
+            "SMDIST_COMMUNICATION": self.communication,
             **super().smdist_environment(cluster, entry_point),
         }
 

@@ -96,7 +96,7 @@ def test_torchrun_launcher_gets_the_script_and_its_settings_in_the_environment()
     assert plan.environment == {
         "SMDIST_TRAINING_SCRIPT": "train.py",
         "SMDIST_MAX_RESTARTS": "2",
-        "SMDIST_BACKEND": "nccl",  # resolved for the p3.2xlarge's GPU
+        "SMDIST_BACKEND": "auto",
     }
     assert plan.estimator_kwargs["environment"] == plan.environment
     assert "sagemaker_torch_distributed_enabled" not in wire
