@@ -150,6 +150,8 @@ class CheckpointSync:
                 for entry in host.checkpoints.iterdir():
                     if not is_temporary(entry.name):
                         chosen.setdefault(entry.name, (host, entry))
+        for gone in set(self._seen) - set(chosen):
+            del self._seen[gone]
         pending, ready = False, []
         for name, (host, entry) in sorted(chosen.items()):
             seen = signature(entry)
