@@ -63,10 +63,11 @@ def signature(entry: Path) -> tuple[Signature, bool] | None:
         return None
 
 
-def open_for_writing(directories: list[Path]) -> set[str]:
-    """Files under ``directories`` that some process has open for writing (Linux ``/proc``)."""
-    roots = tuple(os.path.realpath(directory) + os.sep for directory in directories)
-    found: set[str] = set()
+def open_for_writing(files: set[tuple[int, int]]) -> set[tuple[int, int]]:
+    """Those of ``files`` (device, inode) that some process has open for writing (Linux
+    ``/proc``). Matched by inode, not path: a process in another mount namespace (a host
+    seeing its directory as ``/opt/ml``) names the same file differently."""
+    found: set[tuple[int, int]] = set()
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
@@ -76,15 +77,28 @@ def open_for_writing(directories: list[Path]) -> set[str]:
             continue  # gone, or not ours to read
         for fd in descriptors:
             try:
-                target = os.readlink(f"/proc/{pid}/fd/{fd}")
-                if not target.startswith(roots):
+                stat = os.stat(f"/proc/{pid}/fd/{fd}")
+                if (stat.st_dev, stat.st_ino) not in files:
                     continue
                 with open(f"/proc/{pid}/fdinfo/{fd}") as info:
                     flags = next(line for line in info if line.startswith("flags:"))
             except (OSError, StopIteration):
                 continue
             if int(flags.split()[1], 8) & os.O_ACCMODE in _WRITING:
-                found.add(target)
+                found.add((stat.st_dev, stat.st_ino))
+    return found
+
+
+def inodes(entry: Path) -> set[tuple[int, int]]:
+    """(device, inode) of every file of an entry."""
+    paths = [entry] if not entry.is_dir() else [p for p in entry.rglob("*") if p.is_file()]
+    found = set()
+    for path in paths:
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        found.add((stat.st_dev, stat.st_ino))
     return found
 
 
@@ -168,8 +182,9 @@ class CheckpointSync:
                 continue
             ready.append((name, host, entry, files))
         if ready and not final:
-            busy = open_for_writing([host.checkpoints for host in self.hosts])
-            writing = [item for item in ready if _holds_any(item[2], busy)]
+            files = {item[2]: inodes(item[2]) for item in ready}
+            busy = open_for_writing(set().union(*files.values()))
+            writing = [item for item in ready if files[item[2]] & busy]
             ready = [item for item in ready if item not in writing]
             pending = pending or bool(writing)
         synced, moved = [], self.store.earlier_moved
@@ -215,8 +230,3 @@ class CheckpointSync:
 
 def _first(found: tuple[Signature, bool] | None) -> Signature | None:
     return None if found is None else found[0]
-
-
-def _holds_any(entry: Path, paths: set[str]) -> bool:
-    root = os.path.realpath(entry)
-    return any(path == root or path.startswith(root + os.sep) for path in paths)
