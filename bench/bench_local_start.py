@@ -18,7 +18,10 @@ against bare ``torchrun --nnodes 1 --nproc_per_node 2`` of the same script, and 
 also times bare torchrun as two nodes of one process each
 (two torchrun processes on this machine: what emulating two hosts costs before smdist adds
 anything). The commands run in turn, repeatedly, so that a busy machine slows all alike.
-Bytecode is cached for every side, as after ``pip install``.
+Bytecode is cached for every side, as after ``pip install``. Every run starts fresh, so each
+trains from step 1: smdist runs with ``--fresh`` (the earlier runs' checkpoints are set aside,
+not restored; checkpoints are synced while it runs as in any local job), bare torchrun in a
+new working directory (the entry point keeps ./checkpoints there).
 
 Run: python bench/bench_local_start.py [--repeats N]
 """
@@ -92,7 +95,9 @@ def timed_run(command: list[str], cwd: Path, timeout: float = 300) -> tuple[floa
 
 
 def smdist_command(job_file: Path, root: Path) -> list[str]:
-    command = [sys.executable, "-m", "smdist.cli.app", "run", str(job_file)]
+    # --fresh: the examples keep checkpoints, and every run must train from step 1 (without
+    # it the second run resumes from the first's last checkpoint and takes no step at all).
+    command = [sys.executable, "-m", "smdist.cli.app", "run", str(job_file), "--fresh"]
     command += ["--hosts", "2", "--processes-per-host", "1", "--root", str(root)]
     for name, value in HYPERPARAMETERS.items():
         command += ["-H", f"{name}={value}"]
@@ -143,6 +148,12 @@ def two_node_run(cwd: Path) -> tuple[float, None]:
             second.wait()
 
 
+def fresh_dir(work: Path) -> Path:
+    """A new working directory for one bare torchrun job: the entry point keeps checkpoints
+    in ./checkpoints there, which a later run would otherwise resume from."""
+    return Path(tempfile.mkdtemp(prefix="run-", dir=work))
+
+
 def _runs(values: list[float]) -> str:
     return ", ".join(f"{value:.2f}" for value in values)
 
@@ -157,7 +168,9 @@ def main() -> None:
         examples = ROOT / "examples"
         static_job = without_restarts(examples / "pytorch_ddp.yaml", work)
         cases = {
-            "torchrun --nnodes 1 --nproc_per_node 2": lambda: timed_run(torchrun_command(), work),
+            "torchrun --nnodes 1 --nproc_per_node 2": lambda: timed_run(
+                torchrun_command(), fresh_dir(work)
+            ),
             "smdist run, torch_distributed launcher": lambda: timed_run(
                 smdist_command(examples / "pytorch_ddp_torch_distributed.yaml", root), work
             ),
@@ -167,7 +180,7 @@ def main() -> None:
             "smdist run, smdist launcher + restarts": lambda: timed_run(
                 smdist_command(examples / "pytorch_ddp.yaml", root), work
             ),
-            "torchrun, 2 nodes x 1 (reference)": lambda: two_node_run(work),
+            "torchrun, 2 nodes x 1 (reference)": lambda: two_node_run(fresh_dir(work)),
         }
         for case in cases.values():  # warm-up: the first start of torch reads it from disk
             case()

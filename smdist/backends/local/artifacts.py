@@ -6,11 +6,11 @@ As SageMaker does in File mode:
   (``FullyReplicated``) or a share of them (``ShardedByS3Key``: the files, sorted by key, dealt
   out to the hosts in turn). ``file://`` directories are read in place; ``s3://`` prefixes are
   downloaded once with boto3 (credentials and endpoint from the usual AWS configuration);
-- after the job, the first host's ``model/`` becomes ``model.tar.gz`` and its ``output/data/``
-  ``output.tar.gz`` under the job's output location;
-- with a checkpoint configuration (``checkpoint_s3_uri`` on SageMaker), a persistent local
-  directory plays the bucket: it is copied into every host's ``checkpoints/`` before the job
-  and receives what the hosts left there after it, so a re-run resumes.
+- after the job, every host's ``model/`` becomes one ``model.tar.gz`` and every host's
+  ``output/data/`` one ``output.tar.gz`` under the job's output location, merged as SageMaker
+  merges them, with a note naming any file more than one host wrote.
+
+Checkpoints have their own modules: ``checkpoint_store`` and ``checkpoint_sync``.
 """
 
 from __future__ import annotations
@@ -145,14 +145,37 @@ def output_location(spec: JobSpec, jobs_dir: Path, job_name: str) -> tuple[Path,
     return local, note
 
 
-def package_directory(source: Path, target: Path) -> Path:
-    """``target`` (a .tar.gz) holding the contents of ``source`` at its root."""
+def merged_entries(
+    directories: list[tuple[str, Path]],
+) -> tuple[dict[str, Path], dict[str, list[str]]]:
+    """Every host's directory merged as SageMaker merges ``/opt/ml/model`` (and
+    ``output/data``) into one archive: hosts in order, a later host's file replacing an earlier
+    one's of the same name (SDK v2's local mode copies algo-1's, then algo-2's, ... over one
+    another; the service documents only that names should not clash).
+
+    Returns {name in the archive: the path packed} and {name: the hosts that wrote it} for
+    every file more than one host wrote (the last of them is packed).
+    """
+    chosen: dict[str, Path] = {}
+    writers: dict[str, list[str]] = {}
+    for host, directory in directories:
+        if not directory.is_dir():
+            continue
+        for entry in sorted(directory.rglob("*")):
+            name = entry.relative_to(directory).as_posix()
+            chosen[name] = entry
+            if not entry.is_dir() or entry.is_symlink():
+                writers.setdefault(name, []).append(host)
+    return chosen, {name: hosts for name, hosts in writers.items() if len(hosts) > 1}
+
+
+def package_entries(entries: dict[str, Path], target: Path) -> Path:
+    """``target`` (a .tar.gz) holding ``entries`` (name in the archive -> path)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(target.name + ".partial")
     with tarfile.open(partial, "w:gz") as tar:
-        if source.is_dir():
-            for entry in sorted(source.rglob("*")):
-                tar.add(entry, arcname=entry.relative_to(source).as_posix(), recursive=False)
+        for name in sorted(entries):
+            tar.add(entries[name], arcname=name, recursive=False)
     os.replace(partial, target)
     return target
 
@@ -161,87 +184,42 @@ def has_files(directory: Path) -> bool:
     return directory.is_dir() and any(p.is_file() for p in directory.rglob("*"))
 
 
-def kept_files(store: Path) -> int:
-    """How many files the persistent checkpoint store holds."""
-    return sum(1 for p in store.rglob("*") if p.is_file()) if store.is_dir() else 0
-
-
-def restore_checkpoints(store: Path, hosts: list[EmulatedHost]) -> int:
-    """Copy the persistent checkpoints into every host; returns how many files there were."""
-    if not store.is_dir():
-        return 0
-    files = [p for p in store.rglob("*") if p.is_file()]
-    for host in hosts:
-        shutil.copytree(store, host.checkpoints, dirs_exist_ok=True)
-    return len(files)
-
-
-def save_checkpoints(store: Path, hosts: list[EmulatedHost], set_aside: Path | None = None) -> int:
-    """Make the persistent store hold what the hosts' checkpoint directories hold now.
-
-    The first host is copied last, so its files win where hosts wrote the same name. With
-    ``set_aside`` (a job started fresh, which restored nothing) the store's earlier files are
-    moved there instead of being replaced, and only when the hosts hold checkpoints of their
-    own: a fresh job that wrote none leaves the store as it was. Returns the files kept.
-    """
-    staging = store.with_name(store.name + ".partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    for host in reversed(hosts):
-        if host.checkpoints.is_dir():
-            shutil.copytree(
-                host.checkpoints,
-                staging,
-                dirs_exist_ok=True,
-                ignore=shutil.ignore_patterns(".tmp-*"),
-            )
-    count = sum(1 for p in staging.rglob("*") if p.is_file())
-    if set_aside is not None and count == 0:
-        shutil.rmtree(staging)
-        return 0
-    previous = store.with_name(store.name + ".previous")
-    shutil.rmtree(previous, ignore_errors=True)
-    if set_aside is not None and has_files(store):
-        os.replace(store, set_aside)
-    elif store.exists():
-        os.replace(store, previous)
-    os.replace(staging, store)
-    shutil.rmtree(previous, ignore_errors=True)
-    return count
+def clash_note(archive: str, clashes: dict[str, list[str]], shown: int = 5) -> str:
+    """The log's line naming the files more than one host wrote, and whose copy was packed."""
+    items = [
+        f"{name} ({', '.join(hosts)}: {hosts[-1]}'s copy packed)"
+        for name, hosts in sorted(clashes.items())[:shown]
+    ]
+    more = f" and {len(clashes) - shown} more" if len(clashes) > shown else ""
+    return (
+        f"[upload] note: {len(clashes)} file(s) in {archive} were written by more than one "
+        f"host; as on SageMaker the last host's copy is kept: {'; '.join(items)}{more}. Give "
+        "each host's files their own names (e.g. write them from one rank) to keep them all"
+    )
 
 
 def upload_outputs(
-    log: JobLog,
-    hosts: list[EmulatedHost],
-    output_dir: Path,
-    checkpoint_store: Path | None,
-    keep_model: bool,
-    set_aside: Path | None = None,
+    log: JobLog, hosts: list[EmulatedHost], output_dir: Path, keep_model: bool, began: float
 ) -> str | None:
-    """What SageMaker uploads at the end: checkpoints, the main host's model and output data.
+    """What SageMaker uploads at the end besides checkpoints: every host's model directory
+    as one ``model.tar.gz``, every host's output data as one ``output.tar.gz``.
 
-    ``set_aside``: where the store's earlier checkpoints go once a job started fresh has
-    written its own (see ``save_checkpoints``). Returns the model artifacts' URI
-    (``model.tar.gz``), or None when the job failed.
+    Returns the model artifacts' URI, or None when the job failed. ``began``: when the
+    upload started (checkpoints first), for the closing line.
     """
-    main = hosts[0]
-    began = time.monotonic()
     model_uri = None
-    if checkpoint_store is not None:
-        earlier = has_files(checkpoint_store)
-        saved = save_checkpoints(checkpoint_store, hosts, set_aside)
-        if set_aside is not None and not saved:
-            log.note(
-                f"[upload] the job wrote no checkpoints; {checkpoint_store} keeps what it held"
-            )
-        else:
-            moved = f"; the earlier ones were moved to {set_aside}" if set_aside and earlier else ""
-            log.note(f"[upload] {saved} checkpoint file(s) kept in {checkpoint_store}{moved}")
     if keep_model:
-        model_uri = package_directory(main.model, output_dir / "model.tar.gz").as_uri()
-        log.note(f"[upload] {main.name}'s model directory -> {model_uri}")
-    if has_files(main.output_data):
-        data = package_directory(main.output_data, output_dir / "output.tar.gz")
-        log.note(f"[upload] {main.name}'s output data -> {data.as_uri()}")
+        entries, clashes = merged_entries([(host.name, host.model) for host in hosts])
+        model_uri = package_entries(entries, output_dir / "model.tar.gz").as_uri()
+        writers = sorted({host.name for host in hosts if has_files(host.model)})
+        log.note(f"[upload] model directory of {', '.join(writers) or 'no host'} -> {model_uri}")
+        if clashes:
+            log.note(clash_note("model.tar.gz", clashes))
+    if any(has_files(host.output_data) for host in hosts):
+        entries, clashes = merged_entries([(host.name, host.output_data) for host in hosts])
+        data = package_entries(entries, output_dir / "output.tar.gz")
+        log.note(f"[upload] output data -> {data.as_uri()}")
+        if clashes:
+            log.note(clash_note("output.tar.gz", clashes))
     log.note(f"[upload] done in {time.monotonic() - began:.1f} s")
     return model_uri

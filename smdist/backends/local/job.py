@@ -19,6 +19,8 @@ from smdist.backends.job_names import unique_job_name
 from smdist.backends.job_records import STOP_FILE, process_identity
 from smdist.backends.job_records import follow as follow_log
 from smdist.backends.local.artifacts import output_location, upload_outputs
+from smdist.backends.local.checkpoint_store import CheckpointStore
+from smdist.backends.local.checkpoint_sync import CheckpointSync
 from smdist.backends.local.environment import TOKEN_VARIABLE
 from smdist.backends.local.hosts import EmulatedHost, make_hosts
 from smdist.backends.local.launch import HostCommand, prepare_commands
@@ -59,8 +61,8 @@ class LocalJob:
         self.hosts: list[EmulatedHost] = []
         self.commands: list[HostCommand] = []
         self.output_dir: Path | None = None
-        self.checkpoint_store: Path | None = None
-        self.set_aside: Path | None = None  # a fresh job's new home for earlier checkpoints
+        self.checkpoint_store: CheckpointStore | None = None
+        self._checkpoint_sync: CheckpointSync | None = None
         self.outcome: Outcome | None = None
         self.log: JobLog | None = None
         self._status = JobStatus.IN_PROGRESS
@@ -198,13 +200,12 @@ class LocalJob:
         location."""
         spec = self.plan.spec
         if spec.checkpoint is not None and spec.checkpoint.s3_uri:
-            self.checkpoint_store = store = self.root / "checkpoints" / spec.name
-            self.set_aside, lines = restore_kept_checkpoints(
-                store, spec.checkpoint.s3_uri, self.hosts, fresh=self.options.fresh,
-                job_name=self.name,
-            )  # fmt: skip
-            for line in lines:
+            self.checkpoint_store = store = CheckpointStore.claim(
+                self.root / "checkpoints" / spec.name, self.name, self.options.fresh
+            )
+            for line in restore_kept_checkpoints(store, spec.checkpoint.s3_uri, self.hosts):
                 log.note(f"[prepare] {line}")
+            self._checkpoint_sync = CheckpointSync(store, self.hosts, log)
         self.output_dir, output_note = output_location(spec, self.root / "jobs", self.name)
         if output_note:
             log.note(f"[prepare] note: {output_note}")
@@ -237,6 +238,8 @@ class LocalJob:
             for line in command_notes(self.commands, self.job_dir):
                 log.note(f"[start] {line}")
             log.note(f"[train] running (max_run {max_run:g} s)")
+            if self._checkpoint_sync is not None:
+                self._checkpoint_sync.start()
             self.outcome = outcome = supervisor.run()
             status, reason, failing_host = judge(
                 outcome, log, self.hosts, self.layout.launcher.uses_mpi
@@ -255,20 +258,30 @@ class LocalJob:
             if self._supervisor is not None:
                 self._supervisor.request_kill()
         finally:
+            self.release_checkpoints()
             self._write_record(final=True)
             self._done.set()
             log.close()
 
     def _upload(self, status: JobStatus) -> None:
         assert self.log is not None and self.output_dir is not None
+        began = time.monotonic()
+        if self._checkpoint_sync is not None:
+            self._checkpoint_sync.finish()  # whatever the status: nothing kept is lost
         self._model_artifacts = upload_outputs(
             self.log,
             self.hosts,
             self.output_dir,
-            self.checkpoint_store,
             keep_model=status in (JobStatus.COMPLETED, JobStatus.STOPPED),
-            set_aside=self.set_aside,
+            began=began,
         )
+
+    def release_checkpoints(self) -> None:
+        """Stop syncing and let the checkpoint store go (the job ended, or never started)."""
+        if self._checkpoint_sync is not None:
+            self._checkpoint_sync.stop()
+        if self.checkpoint_store is not None:
+            self.checkpoint_store.release()
 
     def _write_record(self, final: bool = False) -> None:
         """``job.json`` in the job directory: what ``status`` and ``failure_reason`` say."""

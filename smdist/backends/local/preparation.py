@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from smdist.backends.job_names import unique_job_name
-from smdist.backends.local.artifacts import kept_files, restore_checkpoints, stage_channels
+from smdist.backends.local.artifacts import stage_channels
+from smdist.backends.local.checkpoint_store import CheckpointStore, kept_files
 from smdist.backends.local.layout import LocalLayout, plan_layout
 from smdist.backends.local.setup import LocalOptions, PrepareError, job_region, prepare_notes
 from smdist.packaging import bundle as packaging
@@ -83,29 +84,34 @@ def stage_files(plan: Plan, hosts: list[EmulatedHost], job_dir: Path) -> dict[st
 
 
 def restore_kept_checkpoints(
-    store: Path, s3_uri: str, hosts: list[EmulatedHost], *, fresh: bool, job_name: str
-) -> tuple[Path | None, list[str]]:
+    store: CheckpointStore, s3_uri: str, hosts: list[EmulatedHost]
+) -> list[str]:
     """Kept checkpoints into every host (as SageMaker syncs checkpoint_s3_uri), unless the
-    job starts fresh; returns where a fresh job sets the earlier ones aside (None: nowhere),
-    and what happened, as lines for the log."""
-    if not fresh:
-        restored = restore_checkpoints(store, hosts)
-        if not restored:
-            return None, []
-        return None, [
-            f"restored {restored} checkpoint file(s) from {store} into every host "
-            f"(checkpoint s3_uri {s3_uri}): the job resumes from them; to start fresh, "
-            "run `smdist run --fresh ...` (smdist.fit: options={'fresh': True})"
-        ]
-    # Set aside, never deleted, and only once this job has checkpoints of its own.
-    set_aside = store.with_name(f"{store.name}.before-{job_name}")
-    kept = kept_files(store)
-    if not kept:
-        return set_aside, []
-    return set_aside, [
-        f"starting fresh: the {kept} checkpoint file(s) in {store} are not restored; they "
-        f"stay there until this job writes checkpoints, then move to {set_aside}"
-    ]
+    job starts fresh; returns what happened, as lines for the log."""
+    lines = []
+    if store.holder is not None:
+        lines.append(
+            f"note: {store.source} is in use by job {store.holder}, still running: this job "
+            f"keeps its checkpoints apart, in {store.target}, so the two never mix"
+        )
+    if not store.fresh:
+        restored = store.restore(hosts)
+        if restored:
+            lines.append(
+                f"restored {restored} checkpoint file(s) from {store.source} into every host "
+                f"(checkpoint s3_uri {s3_uri}): the job resumes from them; to start fresh, "
+                "run `smdist run --fresh ...` (smdist.fit: options={'fresh': True})"
+            )
+        return lines
+    kept = kept_files(store.source)
+    if kept and store.set_aside is not None:
+        # Set aside, never deleted, and only once this job has checkpoints of its own.
+        lines.append(
+            f"starting fresh: the {kept} checkpoint file(s) in {store.source} are not "
+            f"restored; they stay there until this job writes checkpoints, then move to "
+            f"{store.set_aside}"
+        )
+    return lines
 
 
 def write_commands_file(path: Path, commands: list[HostCommand]) -> None:

@@ -1,0 +1,89 @@
+"""What a local job keeps, as SageMaker keeps it: every host's model directory in one
+model.tar.gz, and checkpoints synced to the store while the job runs, so that a re-run after
+``smdist run`` was killed (kill -9) resumes from the newest complete one.
+
+Both use users' own scripts (``user_scripts/ddp_rank_files``, ``user_scripts/ddp_checkpoints``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import tarfile
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from local_jobs import assert_nothing_left, smdist_run, tar_names
+
+pytestmark = [pytest.mark.integration, pytest.mark.torch]
+
+SCRIPTS = Path(__file__).resolve().parent / "user_scripts"
+
+
+def write_job(tmp_path: Path, script: str, hyperparameters: dict[str, Any], **extra: Any) -> Path:
+    job = {
+        "name": script.replace("_", "-"),
+        "strategy": {"kind": "pytorch_ddp", "launcher": "torchrun"},
+        "cluster": {"instance_type": "ml.c5.xlarge", "instance_count": 2},
+        "code": {"source_dir": str(SCRIPTS / script), "entry_point": "train.py"},
+        "hyperparameters": hyperparameters,
+        **extra,
+    }
+    path = tmp_path / "job.yaml"
+    path.write_text(yaml.safe_dump(job, sort_keys=False))
+    return path
+
+
+def wait_for(condition, what: str, log: Path, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no {what} after {timeout} s:\n{log.read_text()}")
+        time.sleep(0.2)
+
+
+def test_model_tar_holds_every_hosts_files_and_names_the_one_two_hosts_wrote(tmp_path):
+    job = write_job(tmp_path, "ddp_rank_files", {"steps": 2})
+    run = smdist_run(job, tmp_path, "--hosts", "2", "--processes-per-host", "2", timeout=240)
+    assert run.returncode == 0, run.output
+    model = run.job_dir() / "output" / "model.tar.gz"
+    names = [name for name in tar_names(model) if name != "."]
+    assert sorted(names) == ["config.json", *(f"model_{rank}.pth" for rank in range(4))]
+    with tarfile.open(model) as tar:
+        config = json.load(tar.extractfile("config.json"))  # type: ignore[arg-type]
+    assert config["saved_by"] == "algo-2"  # as SageMaker's local mode: the last host's copy
+    [note] = [line for line in run.output.splitlines() if "more than one host" in line]
+    assert "config.json (algo-1, algo-2: algo-2's copy packed)" in note
+    assert "model_" not in note
+    assert_nothing_left(tmp_path)
+
+
+def test_kill_9_of_smdist_run_then_the_same_command_resumes_from_the_synced_checkpoint(tmp_path):
+    hyperparameters = {"steps": 8, "checkpoint-every": 2, "step-seconds": 0.5, "slow-write-at": 6}
+    checkpoint = {"s3_uri": "s3://bucket/checkpoints/ddp-checkpoints"}
+    job = write_job(tmp_path, "ddp_checkpoints", hyperparameters, checkpoint=checkpoint)
+    store = tmp_path / ".smdist" / "checkpoints" / "ddp-checkpoints"
+    command = ("--hosts", "2", "--processes-per-host", "1")
+
+    process, log = smdist_run(job, tmp_path, *command, start_only=True)
+    wait_for(lambda: "checkpoint step=4 written" in log.read_text(), "checkpoint at step 4", log)
+    wait_for(lambda: (store / "ckpt_4.pt").exists(), "ckpt_4.pt in the store", log)
+    wait_for(lambda: "writing ckpt_6.pt slowly" in log.read_text(), "slow write", log)
+    time.sleep(5)  # well past the settle interval: the half-written file rests, open
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait(timeout=30)
+    first = log.read_text()
+    assert "[checkpoints]" in first and "ckpt_4.pt (algo-1)" in first, first
+    assert sorted(path.name for path in store.iterdir()) == ["ckpt_2.pt", "ckpt_4.pt"]
+    assert_nothing_left(tmp_path)
+
+    second = smdist_run(job, tmp_path, *command, timeout=240)
+    assert second.returncode == 0, second.output
+    assert "rank 0: resumed from step 4 (ckpt_4.pt)" in second.output
+    assert "checkpoint step=8 written" in second.output
+    assert "ckpt_8.pt" in [path.name for path in store.iterdir()]
+    assert_nothing_left(tmp_path)
