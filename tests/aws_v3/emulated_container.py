@@ -20,9 +20,10 @@ and the command runs verbatim with the request's Environment, a container-like b
 and a ``PATH`` whose first entry is the directory of the interpreter that plays the image's
 python.
 
-For drivers that start remote ranks with ``ssh <host> <command>`` (mpirun), an ``ssh`` stand-in
-on ``PATH`` has ``emulated_sshd`` run the command inside the target host's namespaces with that
-host's environment, as sshd would after SageMaker's MPI setup.
+The hosts are the local backend's (``smdist.backends.local.hostns``: ``unshare`` + ``enter``,
+the job's bridge, and its sshd, through which an ``ssh <host> <command>`` on any host, as
+mpirun issues, runs inside the target host with that host's environment, as sshd would after
+SageMaker's MPI setup).
 
 Differences from SageMaker: no image (the given interpreter and this machine's tools play it),
 one shared ``/tmp``, no GPUs, no route out of the job's network, every channel
@@ -30,7 +31,7 @@ copied (File mode) whatever its InputMode, nothing uploaded back to S3. Needs ro
 and iproute2.
 
 Usage: ``run_request(request, s3, hosts=2, python=..., root=tmp_path)`` -> ``list[HostResult]``.
-What runs inside each namespace, and the ``ssh`` stand-in, is ``emulated_namespace``.
+What runs inside each namespace, and the ``ssh`` client, is the local backend's ``hostns``.
 """
 
 from __future__ import annotations
@@ -39,21 +40,21 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .emulated_namespace import ETC_ENVIRONMENT, OPT_ML, SYSTEM_PATH
-from .emulated_sshd import SessionBroker
+from smdist.backends.local.hostns.enter import OPT_ML
+from smdist.backends.local.hostns.host import HostSpec, network_ready, start_host
+from smdist.backends.local.hostns.probe import SYSTEM_PATH
+from smdist.backends.local.hostns.sshd import SessionBroker, write_client
+from smdist.backends.local.hostns.switch import hosts_file, plug_in, start_switch
 
-NAMESPACE_PROGRAM = Path(__file__).with_name("emulated_namespace.py").absolute()
 # What a Deep Learning Container's image sets (Dockerfile ENV) and a container runtime adds.
 IMAGE_ENV = {"PYTHONUNBUFFERED": "TRUE", "PYTHONDONTWRITEBYTECODE": "TRUE", "LANG": "C.UTF-8"}
 KILL_GRACE = 5.0
-HOST_SETUP_TIMEOUT = 30.0
 NETWORK_INTERFACE = "eth0"
 
 
@@ -198,70 +199,6 @@ def container_environment(
     return env
 
 
-def _write_ssh_stand_in(tools: Path) -> None:
-    """``tools/ssh``: runs ``emulated_namespace.ssh_main``; on every host's PATH."""
-    tools.mkdir(parents=True, exist_ok=True)
-    launcher = tools / "ssh"
-    launcher.write_text(
-        f"#!{sys.executable}\n"
-        "import sys\n"
-        f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
-        "import emulated_namespace\n"
-        f"sys.exit(emulated_namespace.ssh_main(sys.argv[1:], {str(tools.parent)!r}))\n"
-    )
-    launcher.chmod(0o755)
-
-
-def host_address(index: int) -> str:
-    """algo-K's address (K from 1) on the job's own network."""
-    return f"10.0.0.{index}"
-
-
-def _hosts_file(names: list[str]) -> str:
-    lines = ["127.0.0.1 localhost"] + [f"{host_address(i + 1)} {n}" for i, n in enumerate(names)]
-    return "\n".join(lines) + "\n"
-
-
-# ---- the job's network: each host's eth0 on one bridge, in a namespace of its own -----------
-def _ip(*arguments: str, inside: int | None = None) -> None:
-    """``ip ARGUMENTS``, in the network namespace of process ``inside`` when given."""
-    enter = ["nsenter", "--target", str(inside), "--net", "--"] if inside else []
-    done = subprocess.run([*enter, "ip", *arguments], capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"ip {' '.join(arguments)}: {done.stderr.strip()}")
-
-
-def _await_own_network(pid: int) -> None:
-    """Wait until process ``pid`` (just started by unshare) is in a network namespace of its own."""
-    deadline = time.monotonic() + HOST_SETUP_TIMEOUT
-    while os.readlink(f"/proc/{pid}/ns/net") == os.readlink("/proc/self/ns/net"):
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"process {pid} never got a network namespace of its own")
-        time.sleep(0.02)
-
-
-def _start_switch() -> subprocess.Popen:
-    """A process holding the namespace of the job's bridge, so no link lands on this machine."""
-    switch = subprocess.Popen(["unshare", "--net", "--", "sleep", "infinity"],
-                              start_new_session=True)  # fmt: skip
-    _await_own_network(switch.pid)
-    _ip("link", "add", "br0", "type", "bridge", inside=switch.pid)
-    _ip("link", "set", "br0", "up", inside=switch.pid)
-    return switch
-
-
-def _plug_in(host: int, index: int, switch: int) -> None:
-    """Give host process ``host`` an eth0 with algo-``index``'s address, cabled to the bridge."""
-    _await_own_network(host)
-    port = f"veth{index}"
-    _ip("link", "add", "eth0", "netns", str(host), "type", "veth",
-        "peer", "name", port, "netns", str(switch))  # fmt: skip
-    _ip("link", "set", port, "master", "br0", "up", inside=switch)
-    _ip("addr", "add", f"{host_address(index)}/24", "dev", "eth0", inside=host)
-    _ip("link", "set", "eth0", "up", inside=host)
-    _ip("link", "set", "lo", "up", inside=host)
-
-
 def run_request(
     request: dict[str, Any],
     s3: Any,
@@ -295,19 +232,23 @@ def run_request(
     run = root / "run"
     tools = run / "bin"
     run.mkdir(parents=True, exist_ok=True)
-    _write_ssh_stand_in(tools)
-    (run / "hosts").write_text(_hosts_file(names))
+    write_client(tools, run)
+    (run / "hosts").write_text(hosts_file(names))
     started: list[subprocess.Popen] = []
     sshd = SessionBroker(run)
-    switch = _start_switch()
+    switch = start_switch()
     try:
         for index, (host, host_root) in enumerate(zip(names, roots, strict=True), start=1):
             env = container_environment(
                 request, host, python=python, tools=tools, image_env=image_env or IMAGE_ENV
             )
-            started.append(_start_host(run / host, host, host_root, argv, env))
-            _plug_in(started[-1].pid, index, switch.pid)
-            (run / host / "network").touch()  # the host may now run its command
+            spec = HostSpec(host, host_root, run / "hosts", argv, env, listen_ssh=True)
+            state = run / host
+            state.mkdir(parents=True, exist_ok=True)
+            with open(state / "stdout.log", "wb") as out, open(state / "stderr.log", "wb") as err:
+                started.append(start_host(state, spec, stdout=out, stderr=err))
+            plug_in(started[-1].pid, index, switch.pid)
+            network_ready(state)  # the host may now run its command
         codes, timed_out, stopped = _wait(started, timeout)
     finally:
         _stop([*started, switch])
@@ -324,31 +265,6 @@ def run_request(
         )
         for index, (host, host_root) in enumerate(zip(names, roots, strict=True))
     ]
-
-
-def _start_host(state: Path, host: str, host_root: Path, argv: list[str], env: dict[str, str]):
-    """Start host's container: new mount, UTS, network and PID namespaces, then ``enter``."""
-    state.mkdir(parents=True, exist_ok=True)
-    (state / "env.json").write_text(json.dumps(env))
-    (state / ETC_ENVIRONMENT).write_text("")  # the host's own /etc/environment
-    spec = {"host": host, "root": str(host_root), "hosts_file": str(state.parent / "hosts"),
-            "scratch": str(state / "scratch"), "state": str(state), "argv": argv,
-            "env": env}  # fmt: skip
-    (state / "enter.json").write_text(json.dumps(spec))
-    # --fork: enter is PID 1 of the host's PID namespace; --kill-child: it dies with unshare.
-    command = ["unshare", "--mount", "--uts", "--net", "--pid", "--kill-child", "--mount-proc",
-               "--propagation", "private", "--",
-               sys.executable, str(NAMESPACE_PROGRAM), "enter",
-               str(state / "enter.json")]  # fmt: skip
-    with open(state / "stdout.log", "wb") as out, open(state / "stderr.log", "wb") as err:
-        process = subprocess.Popen(
-            command, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-            env={"PATH": SYSTEM_PATH}, start_new_session=True,
-        )  # fmt: skip
-    # unshare is in the host's mount, UTS and network namespaces; its child (enter, which execs
-    # the command) is PID 1 of the host's PID namespace, /proc/<pid>/ns/pid_for_children.
-    (state / "pid").write_text(str(process.pid))
-    return process
 
 
 def _kill_session(session: int, sig: int) -> None:

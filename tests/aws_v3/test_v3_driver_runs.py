@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 
 from smdist.backends import sagemaker as backend
+from smdist.backends.local.hostns.probe import SYSTEM_PATH
 from smdist.planning.plan import plan
 from smdist.spec.job import JobSpec
 
 from .conftest import BUCKET, ROLE
 from .emulated_container import run_request, run_request_past_torch_exit_aborts
-from .emulated_namespace import SYSTEM_PATH
 from .test_v3_runs import describe
 
 # Real jobs: training frameworks run in emulated containers (`-m "not integration"` skips).

@@ -54,9 +54,10 @@ from typing import Any
 
 import yaml
 from aws_v3 import emulated_container as emulated
-from aws_v3.emulated_namespace import SYSTEM_PATH
 
 from fake_docker import state as state_
+from smdist.backends.local.hostns.probe import SYSTEM_PATH
+from smdist.backends.local.hostns.switch import host_address, plug_in, start_switch
 
 LEGACY_VERSION = "docker-compose version 1.29.2, build 5becea4c"
 CONTAINER_PROGRAM = Path(__file__).resolve().with_name("container.py")
@@ -342,7 +343,7 @@ def _plan(project: Project, env: dict[str, str]) -> None:
     """Address, command, environment and mounts of every container."""
     for index, container in enumerate(project.containers):
         container.index = FIRST_ADDRESS + index
-        container.address = emulated.host_address(container.index)
+        container.address = host_address(container.index)
         spec, image = container.config, container.image
         entrypoint, command = _words(spec.get("entrypoint")), _words(spec.get("command"))
         if entrypoint is not None:  # Compose: an entrypoint also drops the image's CMD
@@ -474,18 +475,6 @@ def _die_with_parent() -> None:  # runs in the child, before exec: no threads ye
     ctypes.CDLL(None).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
 
 
-def _start_switch() -> subprocess.Popen:
-    """The project's bridge, in a network namespace held by a process that dies with us."""
-    switch = subprocess.Popen(
-        ["unshare", "--net", "--", "sleep", "infinity"],
-        start_new_session=True, preexec_fn=_die_with_parent,
-    )  # fmt: skip
-    emulated._await_own_network(switch.pid)
-    emulated._ip("link", "add", "br0", "type", "bridge", inside=switch.pid)
-    emulated._ip("link", "set", "br0", "up", inside=switch.pid)
-    return switch
-
-
 def _pump(fd: int, label: str) -> None:
     """The container's output, line by line, as ``label  | line``."""
     pending = b""
@@ -552,7 +541,7 @@ class Up:
             target=_pump, args=(reading, self.labels[container.id]), daemon=True
         )
         container.reader.start()
-        emulated._plug_in(container.process.pid, container.index, self.switch.pid)
+        plug_in(container.process.pid, container.index, self.switch.pid)
         container.namespace = state_.mount_namespace(container.process.pid)
         _update(
             self.state_dir, container, status="running", pid=container.process.pid,
@@ -608,7 +597,7 @@ class Up:
     def run(self, abort: bool, exit_from: str | None) -> int:
         containers = self.project.containers
         seen = 0  # a signal while images were pulled counts too
-        self.switch = _start_switch()
+        self.switch = start_switch()
         try:
             _say("Attaching to " + ", ".join(c.label for c in containers))
             for container in containers:

@@ -6,7 +6,7 @@ as Docker would and the service's command exec'd (this process becomes it):
 
 - an empty ``/opt/ml`` of the container's own (the image's), when a volume goes under it: a
   tmpfs over this machine's, or, where this machine has none, the overlay of
-  ``emulated_namespace`` (a mount point without hiding anything of ``/opt``);
+  local backend's ``hostns/enter.py`` (a mount point without hiding anything of ``/opt``);
 - every volume bind-mounted, shallowest target first, read-only ones remounted so; a missing
   mount point is made (under ``/opt/ml`` or inside another volume only: nothing is created on
   this machine's own directories);
@@ -15,8 +15,8 @@ as Docker would and the service's command exec'd (this process becomes it):
   service's environment and nothing else.
 
 It dies with the fake Compose that started it (``PR_SET_PDEATHSIG``, kept across the exec), so
-a killed Compose leaves no container running. Standard library only, plus the helpers of
-``tests/aws_v3/emulated_namespace``.
+a killed Compose leaves no container running. Standard library only, plus the helpers of the
+local backend's ``hostns/enter.py``.
 """
 
 from __future__ import annotations
@@ -29,8 +29,11 @@ import socket
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "aws_v3"))
-import emulated_namespace as namespace  # noqa: E402
+# The local backend's host entry (standard library only), as a file: no smdist import here.
+sys.path.insert(
+    0, str(Path(__file__).resolve().parents[2] / "smdist" / "backends" / "local" / "hostns")
+)
+import enter as namespace  # noqa: E402
 
 PR_SET_PDEATHSIG = 1
 EXEC_FAILED = 127  # as Docker reports a command it cannot run
@@ -69,17 +72,17 @@ def _mount_volumes(mounts: list[dict], scratch: Path) -> list[Path]:
     creatable: list[Path] = []
     if any(_under(Path(mount["target"]), [opt_ml]) for mount in mounts):
         if opt_ml.is_dir():  # this machine's /opt/ml: hidden, as an image's own would be
-            namespace._mount("-t", "tmpfs", "tmpfs", str(opt_ml))
+            namespace.mount("-t", "tmpfs", "tmpfs", str(opt_ml))
         else:
-            namespace._provide_opt_ml(scratch)
+            namespace.provide_opt_ml(scratch)
         creatable.append(opt_ml)
     # Shallowest first, as Docker sorts mounts: /opt/ml/output before /opt/ml/output/data.
     for mount in sorted(mounts, key=lambda mount: len(Path(mount["target"]).parts)):
         source, target = Path(mount["source"]), Path(mount["target"])
         _make_mount_point(target, source.is_dir(), creatable)
-        namespace._mount("--bind", str(source), str(target))
+        namespace.mount("--bind", str(source), str(target))
         if mount["readonly"]:
-            namespace._mount("-o", "remount,bind,ro", str(target))
+            namespace.mount("-o", "remount,bind,ro", str(target))
         if source.is_dir():
             creatable.append(target)
     return creatable
@@ -89,14 +92,14 @@ def enter(spec_path: str) -> None:
     spec = json.loads(Path(spec_path).read_text())
     _die_with(spec["parent"])
     creatable = _mount_volumes(spec["mounts"], Path(spec["scratch"]))
-    namespace._mount("--bind", spec["hosts_file"], "/etc/hosts")
+    namespace.mount("--bind", spec["hosts_file"], "/etc/hosts")
     if Path("/etc/hostname").is_file():
-        namespace._mount("--bind", spec["hostname_file"], "/etc/hostname")
+        namespace.mount("--bind", spec["hostname_file"], "/etc/hostname")
     socket.sethostname(spec["hostname"])
     workdir = Path(spec["workdir"])
     _make_mount_point(workdir, True, creatable)  # Docker makes a missing working directory
     os.chdir(workdir)
-    namespace._await(Path(spec["network"]), "the container's network")  # cabled from outside
+    namespace.await_file(Path(spec["network"]), "the container's network")  # cabled from outside
     argv, env = spec["argv"], spec["env"]
     try:
         os.execvpe(argv[0], argv, env)  # PATH lookup in the container's environment

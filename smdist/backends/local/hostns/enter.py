@@ -1,0 +1,107 @@
+"""The first step inside an emulated host's fresh namespaces: make them host K's container,
+then exec its command.
+
+Usage: ``python -S -E enter.py SPEC.json`` (as ``host.start_host`` runs it, under ``unshare``).
+
+- ``/opt/ml`` is the host's folder (bind mount). Where this machine has no ``/opt/ml``, a
+  throw-away overlay on ``/opt`` provides the mount point in this mount namespace only, hiding
+  nothing and writing nothing to the machine;
+- ``/etc/hosts`` names every host of the job, ``/etc/environment`` is the host's own (SageMaker's
+  MPI drivers write the rank environment there for the sshd sessions mpirun opens);
+- the hostname is ``algo-K``; the command starts once the host's ``eth0`` is cabled (the
+  ``network`` file in its state folder), and ``ready`` tells ssh sessions they may come;
+- with ``listen_ssh``, port 22 answers as a Deep Learning Container's sshd does, for drivers
+  that wait for it on every host (the sessions themselves come through ``sshd``).
+
+Standard library only, started without site-packages: it runs before any of the job's code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+OPT_ML = Path("/opt/ml")
+SETUP_TIMEOUT = 60.0
+SSHD = "/usr/sbin/sshd"
+
+
+def mount(*arguments: str) -> None:
+    subprocess.run(["mount", *arguments], check=True)
+
+
+def provide_opt_ml(scratch: Path) -> None:
+    """Make /opt/ml exist in this mount namespace only: an overlay on /opt hides nothing."""
+    if OPT_ML.is_dir():
+        return
+    parent = OPT_ML.parent
+    if not parent.is_dir():
+        raise SystemExit(f"emulated host: neither {OPT_ML} nor {parent} exists")
+    scratch.mkdir(parents=True, exist_ok=True)
+    mount("-t", "tmpfs", "tmpfs", str(scratch))
+    upper, work = scratch / "upper", scratch / "work"
+    upper.mkdir()
+    work.mkdir()
+    options = f"lowerdir={parent},upperdir={upper},workdir={work}"
+    mounted = subprocess.run(
+        ["mount", "-t", "overlay", "overlay", "-o", options, str(parent)], capture_output=True
+    )
+    if mounted.returncode != 0:
+        raise SystemExit(f"emulated host: no /opt/ml and no overlayfs: {mounted.stderr!r}")
+    OPT_ML.mkdir()
+
+
+def await_file(path: Path, what: str) -> None:
+    deadline = time.monotonic() + SETUP_TIMEOUT
+    while not path.exists():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"emulated host: {what} never came ({path})")
+        time.sleep(0.02)
+
+
+def _listen_as_sshd() -> None:
+    """Keep port 22 open, as a DLC's sshd does, for drivers that wait for it on every host."""
+    if Path(SSHD).exists():  # a real sshd will be started by the driver
+        return
+    server = socket.socket()
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    server.bind(("0.0.0.0", 22))
+    server.listen()  # before the command starts: drivers check port 22 at once
+    if os.fork() != 0:
+        server.close()
+        return
+    with server:
+        while True:  # until the host's PID namespace ends
+            server.accept()[0].close()
+
+
+def enter(spec_path: str) -> None:
+    spec = json.loads(Path(spec_path).read_text())
+    state = Path(spec["state"])
+    provide_opt_ml(Path(spec["scratch"]))
+    mount("--bind", spec["root"], str(OPT_ML))
+    mount("--bind", spec["hosts_file"], "/etc/hosts")
+    mount("--bind", spec["etc_environment"], "/etc/environment")
+    socket.sethostname(spec["host"])
+    os.chdir(spec.get("cwd") or "/")
+    await_file(state / "network", "the host's network")  # cabled from outside
+    if spec.get("listen_ssh"):
+        _listen_as_sshd()
+    (state / "ready").touch()  # ssh sessions may enter this host now
+    argv, env = spec["argv"], spec["env"]
+    try:
+        os.execvpe(argv[0], argv, env)  # PATH lookup in the host's environment
+    except OSError as exc:
+        print(f"emulated host: cannot run {argv[0]!r}: {exc}", file=sys.stderr)
+        raise SystemExit(127) from None
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        raise SystemExit("usage: enter.py SPEC.json")
+    enter(sys.argv[1])
