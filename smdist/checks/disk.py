@@ -15,7 +15,6 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
-import smdist.entry_points
 from smdist.errors import Problem
 
 if TYPE_CHECKING:
@@ -59,6 +58,10 @@ def file_uri_path(uri: str) -> Path:
 
 def ready_entry_points() -> list[str]:
     """The scripts smdist ships (``entry_points/*.py``), usable without a source_dir."""
+    # smdist.entry_points exists only in an installed smdist (pyproject maps entry_points/).
+    # lazy: a job with its own source_dir is checked without it
+    import smdist.entry_points
+
     folder = Path(smdist.entry_points.__file__).parent
     return sorted(p.name for p in folder.glob("*.py") if p.name != "__init__.py")
 

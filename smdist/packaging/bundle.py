@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import smdist.entry_points
 import smdist.runtime
 from smdist.contract.launch import LAUNCH_FILE
 from smdist.errors import Problem, SpecError
@@ -85,6 +84,10 @@ def excluded_secrets(source_dir: Path | str) -> list[str]:
 
 # ---- what the code directory holds -----------------------------------------------------------
 def entry_points_dir() -> Path:
+    # smdist.entry_points exists only in an installed smdist (pyproject maps entry_points/).
+    # lazy: a job with its own source_dir is packed without it
+    import smdist.entry_points
+
     return Path(smdist.entry_points.__file__).resolve().parent
 
 
