@@ -18,6 +18,33 @@ SMP2 = {"framework_version": "2.3.1", "py_version": "py311"}
 HOROVOD_PT = {"framework_version": "2.0.0", "py_version": "py310"}
 HOROVOD_TF = {"framework_version": "2.12", "py_version": "py310"}
 
+
+def every_option_settings(bucket: str) -> dict[str, Any]:
+    """The settings of a job with every option that reaches the request (network isolation
+    included: under v2 the SDK adds the code channel itself), its data in ``bucket``: a 2 x
+    ml.p4d.24xlarge SMDDP job's spec fields beside its name, strategy, code and cluster."""
+    return {
+        "inputs": {
+            "train": f"s3://{bucket}/data/train",
+            "val": {
+                "uri": f"s3://{bucket}/data/val",
+                "distribution": "ShardedByS3Key",
+                "input_mode": "FastFile",
+            },
+        },
+        "output_path": f"s3://{bucket}/models",
+        "spot": {"enabled": True, "max_wait": 7200},
+        "network": {
+            "subnets": ["subnet-0123456789abcdef0"],
+            "security_group_ids": ["sg-0123456789abcdef0"],
+            "isolation": True,
+            "encrypt_inter_container_traffic": True,
+        },
+        "kms": {"volume_key_id": "alias/volume", "output_key_id": "alias/output"},
+        "tags": {"team": "vision"},
+    }
+
+
 STRATEGIES: dict[str, tuple[dict[str, Any], dict[str, str], list[tuple[str, int]]]] = {
     "mwms": (
         {"kind": "mwms", "communication": "ring", "collective_timeout": 600},

@@ -16,7 +16,7 @@ import subprocess
 import sys
 
 import pytest
-from conformance_cases import CASES, SMDDP, STRATEGIES
+from conformance_cases import CASES, SMDDP, STRATEGIES, every_option_settings
 
 from smdist.backends import sagemaker as backend
 from smdist.backends.sagemaker.v3 import trainer as v3
@@ -151,28 +151,7 @@ def test_v3_request_equals_dry_run(name, strategy, code, cluster, boto_session, 
 
 def test_every_job_option_reaches_both_requests(boto_session, bucket, captured_requests):
     spec = conformance_spec(
-        "options",
-        {"kind": "sddp"},
-        SMDDP,
-        ("ml.p4d.24xlarge", 2),
-        inputs={
-            "train": f"s3://{BUCKET}/data/train",
-            "val": {
-                "uri": f"s3://{BUCKET}/data/val",
-                "distribution": "ShardedByS3Key",
-                "input_mode": "FastFile",
-            },
-        },
-        output_path=f"s3://{BUCKET}/models",
-        spot={"enabled": True, "max_wait": 7200},
-        network={
-            "subnets": ["subnet-0123456789abcdef0"],
-            "security_group_ids": ["sg-0123456789abcdef0"],
-            "isolation": True,
-            "encrypt_inter_container_traffic": True,
-        },
-        kms={"volume_key_id": "alias/volume", "output_key_id": "alias/output"},
-        tags={"team": "vision"},
+        "options", {"kind": "sddp"}, SMDDP, ("ml.p4d.24xlarge", 2), **every_option_settings(BUCKET)
     )
     _, ours = compare(spec, boto_session, captured_requests)
     assert ours["EnableManagedSpotTraining"] is True

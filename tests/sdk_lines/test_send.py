@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conformance_cases import CASES, SMDDP
+from conformance_cases import CASES, SMDDP, every_option_settings
 from moto_server import s3_objects, unreachable_aws
 
 from smdist.backends import sagemaker as backend
@@ -51,28 +51,7 @@ def every_option(name: str = "options") -> JobSpec:
     """A job with every setting that reaches the request (network isolation included: under
     v2 the SDK adds the code channel itself, the derived call must leave it out)."""
     return job_spec(
-        name,
-        {"kind": "sddp"},
-        SMDDP,
-        ("ml.p4d.24xlarge", 2),
-        inputs={
-            "train": f"s3://{BUCKET}/data/train",
-            "val": {
-                "uri": f"s3://{BUCKET}/data/val",
-                "distribution": "ShardedByS3Key",
-                "input_mode": "FastFile",
-            },
-        },
-        output_path=f"s3://{BUCKET}/models",
-        spot={"enabled": True, "max_wait": 7200},
-        network={
-            "subnets": ["subnet-0123456789abcdef0"],
-            "security_group_ids": ["sg-0123456789abcdef0"],
-            "isolation": True,
-            "encrypt_inter_container_traffic": True,
-        },
-        kms={"volume_key_id": "alias/volume", "output_key_id": "alias/output"},
-        tags={"team": "vision"},
+        name, {"kind": "sddp"}, SMDDP, ("ml.p4d.24xlarge", 2), **every_option_settings(BUCKET)
     )
 
 
