@@ -31,21 +31,25 @@ from fake_docker.support import (
     why_no_containers,
     why_no_standin,
 )
+from integration.torch_exit import EXIT_ABORT, past_torch_exit_aborts
+
+
+def install_fake(directory: Path, monkeypatch) -> Path:
+    """A fake Docker under ``directory`` on PATH, playing the PyTorch DLC; its state folder."""
+    state = directory / "docker-state"
+    image = pytorch_training_image(str(standin_python()))
+    env = install(directory / "bin", state, images={PYTORCH_IMAGE: image})
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    return state
 
 
 @pytest.fixture
-def fake(tmp_path, monkeypatch) -> Path:
-    """The fake Docker on PATH, playing the PyTorch DLC; its state directory."""
+def offline(tmp_path, monkeypatch) -> None:
     for why in (why_no_containers(), why_no_standin()):
         if why:
             pytest.skip(why)
     aws_offline(monkeypatch, tmp_path)
-    state = tmp_path / "docker-state"
-    image = pytorch_training_image(str(standin_python()))
-    env = install(tmp_path / "bin", state, images={PYTORCH_IMAGE: image})
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
-    return state
 
 
 def _fit(tmp_path: Path, hosts: int) -> tuple[str, Path]:
@@ -92,15 +96,32 @@ def _model_files(model_data: str) -> dict[str, bytes]:
 @pytest.mark.integration
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("hosts", [2, 1])
-def test_sdk_v2_local_mode_trains_ddp_across_fake_containers(fake, tmp_path, hosts, capfd):
-    model_data, containers = _fit(tmp_path, hosts)
+def test_sdk_v2_local_mode_trains_ddp_across_fake_containers(
+    offline, tmp_path, monkeypatch, hosts, capfd
+):
+    def attempt(number: int) -> tuple[Path, str | None, Path | None, str]:
+        """A fresh fake Docker and a fit; (its state, the model, the containers, the output)."""
+        work = tmp_path / f"attempt-{number}"
+        work.mkdir()
+        fake = install_fake(work, monkeypatch)
+        try:
+            model_data, containers = _fit(work, hosts)
+        except RuntimeError:  # compose exited non-zero: a container failed
+            return fake, None, None, capfd.readouterr().out
+        return fake, model_data, containers, capfd.readouterr().out
 
+    def aborted_after_finishing(result: tuple[Path, str | None, Path | None, str]) -> bool:
+        _, model_data, _, output = result
+        finished = all(f"rank {r}/{hosts}: all_reduce sum" in output for r in range(hosts))
+        return model_data is None and EXIT_ABORT.search(output) is not None and finished
+
+    fake, model_data, containers, output = past_torch_exit_aborts(attempt, aborted_after_finishing)
+    assert model_data is not None and containers is not None, output[-3000:]
     files = _model_files(model_data)
     assert "model.pt" in files
     ranks = json.loads(files["ranks.json"])
     assert ranks["world"] == hosts and ranks["sum"] == hosts * (hosts + 1) / 2
     assert all(host.startswith("algo-") for host in ranks["hosts"])
-    output = capfd.readouterr().out
     # Rank 0's line only: with --abort-on-container-exit the first container to exit stops
     # the others, so a slower host may be stopped before it prints (the SDKs' own behaviour).
     assert f"rank 0/{hosts}: all_reduce sum" in output, output[-3000:]

@@ -46,6 +46,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from integration.torch_exit import EXIT_ABORT, past_torch_exit_aborts
+
 from smdist.backends.local.hostns.enter import OPT_ML
 from smdist.backends.local.hostns.host import HostSpec, network_ready, start_host
 from smdist.backends.local.hostns.probe import SYSTEM_PATH
@@ -314,12 +316,6 @@ def _wait(processes: list[subprocess.Popen], timeout: float) -> tuple[list, set[
     return codes, timed_out, stopped
 
 
-# torch 2.13's gloo now and then aborts a rank at interpreter exit, after the script finished
-# ("terminate called without an active exception", SIGABRT): upstream, unrelated to what these
-# tests prove, and SageMaker would fail such a job the same way.
-TORCH_EXIT_ABORT = "terminate called without an active exception"
-
-
 def run_request_past_torch_exit_aborts(
     request: dict[str, Any],
     s3: Any,
@@ -328,12 +324,16 @@ def run_request_past_torch_exit_aborts(
     root: str | Path,
     **options: Any,
 ) -> list[HostResult]:
-    """``run_request``, run once more in a fresh ``root`` when it failed only by torch's abort
-    at exit: a host failed, some rank aborted so, and ``finished(output of every host)`` says
-    the script had done its work everywhere. Any other failure is returned as it is."""
-    results = run_request(request, s3, root=root, **options)
-    output = "".join(result.output for result in results)
-    failed = any(result.returncode != 0 for result in results)
-    if failed and TORCH_EXIT_ABORT in output and finished(output):
-        results = run_request(request, s3, root=f"{root}-again", **options)
-    return results
+    """``run_request``, again in a fresh ``root`` under ``torch_exit``'s rule: when a host failed,
+    some rank aborted at exit, and ``finished(output of every host)`` says the script had done
+    its work everywhere. Any other failure is returned as it is."""
+
+    def aborted_after_finishing(results: list[HostResult]) -> bool:
+        output = "".join(result.output for result in results)
+        failed = any(result.returncode != 0 for result in results)
+        return failed and EXIT_ABORT.search(output) is not None and finished(output)
+
+    return past_torch_exit_aborts(
+        lambda number: run_request(request, s3, root=f"{root}-{number}", **options),
+        aborted_after_finishing,
+    )

@@ -14,11 +14,8 @@ import subprocess
 import sys
 import tarfile
 import time
-import warnings
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
@@ -136,26 +133,3 @@ def checksums(output: str) -> dict[int, str]:
 def tar_names(path: Path) -> list[str]:
     with tarfile.open(path) as tar:
         return tar.getnames()
-
-
-# torch 2.13 over gloo: a rank can abort in its exit handlers after the script has finished
-# ("terminate called without an active exception", SIGABRT), even under bare torchrun.
-EXIT_ABORT = re.compile(r"terminate called without an active exception|SIGABRT|signal 6\b")
-ATTEMPTS = 3  # only for that abort at exit; any other failure fails at once
-Result = TypeVar("Result")
-
-
-def past_torch_exit_aborts(
-    attempt: Callable[[], Result], aborted_after_finishing: Callable[[Result], bool]
-) -> Result:
-    """Run a job; run it again (up to ATTEMPTS in all) only when it failed because a rank
-    aborted at exit after the script had finished on every rank, which
-    ``aborted_after_finishing`` decides from the job's result (use EXIT_ABORT on its output)."""
-    for number in range(1, ATTEMPTS + 1):
-        result = attempt()
-        if number == ATTEMPTS or not aborted_after_finishing(result):
-            return result
-        warnings.warn(
-            f"attempt {number}: a rank aborted after the script had finished", stacklevel=2
-        )
-    raise AssertionError("unreachable")

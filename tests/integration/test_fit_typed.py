@@ -14,7 +14,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from local_jobs import EXIT_ABORT, past_torch_exit_aborts
+from torch_exit import EXIT_ABORT, past_torch_exit_aborts
 
 import smdist
 from smdist import Cluster, Code, Horovod, PyTorchDDP
@@ -72,7 +72,7 @@ def run(tmp_path: Path, finished: re.Pattern[str] | None = None, **fields):
         )
 
     return past_torch_exit_aborts(
-        lambda: smdist.fit(logs=False, options=options, **fields), aborted_after_finishing
+        lambda _: smdist.fit(logs=False, options=options, **fields), aborted_after_finishing
     )
 
 

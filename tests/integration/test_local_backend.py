@@ -15,15 +15,14 @@ import textwrap
 import pytest
 from local_jobs import (
     EXAMPLES,
-    EXIT_ABORT,
     SMALL,
     assert_nothing_left,
     checksums,
     free_port,
-    past_torch_exit_aborts,
     smdist_run,
     tar_names,
 )
+from torch_exit import EXIT_ABORT, past_torch_exit_aborts
 
 pytestmark = pytest.mark.integration
 
@@ -51,7 +50,7 @@ def test_every_strategy_runs_end_to_end(example, hosts, per_host, tmp_path):
     # MultiWorkerMirroredStrategy runs one worker per host, whatever was asked.
     world = hosts * (1 if example == "mwms" else per_host)
     run = past_torch_exit_aborts(
-        lambda: smdist_run(
+        lambda _: smdist_run(
             EXAMPLES / f"{example}.yaml",
             tmp_path,
             "--hosts",

@@ -12,7 +12,6 @@ processes, reports what it saw (``sm-library {json}`` per rank) and packs a mode
 from __future__ import annotations
 
 import json
-import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -20,22 +19,25 @@ from typing import Any
 import pytest
 import yaml
 from local_jobs import Run, smdist_run, tar_names
+from torch_exit import EXIT_ABORT, past_torch_exit_aborts
 
 SCRIPTS = Path(__file__).resolve().parent / "user_scripts" / "sagemaker_libraries"
+
+
 # torch 2.13 over gloo: a rank can abort in its exit handlers after the script has finished
 # (as in test_user_scripts); only that is retried, any other failure fails at once.
-_EXIT_ABORT = re.compile(r"terminate called without an active exception|SIGABRT|signal 6\b")
-ATTEMPTS = 3
-
-
 def run_script(job: Path, tmp_path: Path, *args: str) -> Run:
-    for attempt in range(ATTEMPTS):
-        place = tmp_path / f"attempt-{attempt}"
+    """The job, in a fresh place for each attempt (``torch_exit``'s rule: again only after an
+    abort at exit; these scripts print nothing common at their end, so any such abort counts)."""
+
+    def attempt(number: int) -> Run:
+        place = tmp_path / f"attempt-{number}"
         place.mkdir()
-        run = smdist_run(job, place, *args)
-        if run.returncode == 0 or not _EXIT_ABORT.search(run.output):
-            return run
-    return run
+        return smdist_run(job, place, *args)
+
+    return past_torch_exit_aborts(
+        attempt, lambda run: run.returncode != 0 and EXIT_ABORT.search(run.output) is not None
+    )
 
 
 pytestmark = [pytest.mark.integration, pytest.mark.torch]

@@ -20,14 +20,8 @@ from typing import Any
 
 import pytest
 import yaml
-from local_jobs import (
-    EXIT_ABORT,
-    Run,
-    assert_nothing_left,
-    past_torch_exit_aborts,
-    smdist_run,
-    tar_names,
-)
+from local_jobs import Run, assert_nothing_left, smdist_run, tar_names
+from torch_exit import EXIT_ABORT, past_torch_exit_aborts
 
 SCRIPTS = Path(__file__).resolve().parent / "user_scripts"
 # What every script prints once it has trained: "user-script ... rank=R ... weights=<digest>"
@@ -207,7 +201,7 @@ def test_a_users_script_runs_unchanged(style, strategy, instance_type, hosts, pe
     world = hosts if style.one_worker_per_host else hosts * per_host
     topology = ("--hosts", str(hosts), "--processes-per-host", str(per_host))
     run = past_torch_exit_aborts(
-        lambda: smdist_run(job, tmp_path, *topology, timeout=240),
+        lambda _: smdist_run(job, tmp_path, *topology, timeout=240),
         lambda run: _aborted_at_exit(run, world),
     )
     assert run.returncode == 0, run.output
