@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from smdist.spec.job import JobSpec
+
 PT = {"framework_version": "2.3.0", "py_version": "py311"}
 TF = {"framework_version": "2.14", "py_version": "py310"}
 SMDDP = {"framework_version": "2.2.0", "py_version": "py310"}
@@ -17,6 +19,35 @@ SMP2 = {"framework_version": "2.3.1", "py_version": "py311"}
 # The last training images that carry Horovod.
 HOROVOD_PT = {"framework_version": "2.0.0", "py_version": "py310"}
 HOROVOD_TF = {"framework_version": "2.12", "py_version": "py310"}
+
+
+def conformance_job(
+    prefix: str,
+    bucket: str,
+    name: str,
+    strategy: dict,
+    code: dict,
+    cluster: tuple[str, int],
+    **more: Any,
+) -> JobSpec:
+    """A conformance job named ``<prefix>-<name>``: two hosts' worth of the settings every case
+    shares (a train channel, hyperparameters of each JSON type, environment, checkpoints), its
+    data in ``bucket``; ``more`` adds or replaces spec fields."""
+    instance_type, count = cluster
+    return JobSpec.from_dict(
+        {
+            "name": f"{prefix}-{name}".replace("_", "-"),
+            "strategy": strategy,
+            "cluster": {"instance_type": instance_type, "instance_count": count},
+            "code": code,
+            "inputs": {"train": f"s3://{bucket}/data/train"},
+            "hyperparameters": {"epochs": 2, "note": "two words", "flag": True, "sizes": [1, 2]},
+            "environment": {"NCCL_DEBUG": "INFO"},
+            "checkpoint": {"s3_uri": f"s3://{bucket}/checkpoints/{name}"},
+            "max_run": 5400,
+            **more,
+        }
+    )
 
 
 def every_option_settings(bucket: str) -> dict[str, Any]:

@@ -14,9 +14,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from typing import Any
 
 import pytest
-from conformance_cases import CASES, SMDDP, STRATEGIES, every_option_settings
+from conformance_cases import CASES, SMDDP, STRATEGIES, conformance_job, every_option_settings
 
 from smdist.backends import sagemaker as backend
 from smdist.backends.sagemaker.v3 import trainer as v3
@@ -66,22 +67,8 @@ DELIBERATE_DIFFERENCES = {
 }
 
 
-def conformance_spec(name: str, strategy: dict, code: dict, cluster: tuple[str, int], **more):
-    instance_type, count = cluster
-    return JobSpec.from_dict(
-        {
-            "name": f"v3c-{name}".replace("_", "-"),
-            "strategy": strategy,
-            "cluster": {"instance_type": instance_type, "instance_count": count},
-            "code": code,
-            "inputs": {"train": f"s3://{BUCKET}/data/train"},
-            "hyperparameters": {"epochs": 2, "note": "two words", "flag": True, "sizes": [1, 2]},
-            "environment": {"NCCL_DEBUG": "INFO"},
-            "checkpoint": {"s3_uri": f"s3://{BUCKET}/checkpoints/{name}"},
-            "max_run": 5400,
-            **more,
-        }
-    )
+def conformance_spec(name: str, strategy: dict, code: dict, cluster: tuple[str, int], **more: Any):
+    return conformance_job("v3c", BUCKET, name, strategy, code, cluster, **more)
 
 
 def s3_tree(s3, uri: str) -> dict[str, bytes]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conformance_cases import CASES, SMDDP, every_option_settings
+from conformance_cases import CASES, SMDDP, conformance_job, every_option_settings
 from moto_server import s3_objects, unreachable_aws
 
 from smdist.backends import sagemaker as backend
@@ -30,21 +30,7 @@ ACCOUNT = {"bucket": BUCKET, "role": ROLE, "region": REGION}
 
 
 def job_spec(name: str, strategy: dict, code: dict, cluster: tuple[str, int], **more: Any):
-    instance_type, count = cluster
-    return JobSpec.from_dict(
-        {
-            "name": f"send-{name}".replace("_", "-"),
-            "strategy": strategy,
-            "cluster": {"instance_type": instance_type, "instance_count": count},
-            "code": code,
-            "inputs": {"train": f"s3://{BUCKET}/data/train"},
-            "hyperparameters": {"epochs": 2, "note": "two words", "flag": True, "sizes": [1, 2]},
-            "environment": {"NCCL_DEBUG": "INFO"},
-            "checkpoint": {"s3_uri": f"s3://{BUCKET}/checkpoints/{name}"},
-            "max_run": 5400,
-            **more,
-        }
-    )
+    return conformance_job("send", BUCKET, name, strategy, code, cluster, **more)
 
 
 def every_option(name: str = "options") -> JobSpec:
