@@ -36,6 +36,7 @@ BACKEND_OPTIONS = {
             "job_name",
             "console",
             "fresh",
+            "namespaces",
         }
     ),
     "sagemaker": frozenset({"bucket", "role", "region", "boto_session", "poll_seconds"}),

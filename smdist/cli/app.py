@@ -127,6 +127,7 @@ def run(
     cpu: opt.CpuFlag = False,
     root: opt.RunRootOption = LOCAL_ROOT,
     fresh: opt.FreshFlag = False,
+    namespaces: opt.NamespacesFlag = None,
 ) -> None:
     """Run the job on this machine as SageMaker would run it: emulated hosts, no Docker.
 
@@ -151,6 +152,7 @@ def run(
         use_gpus=False if cpu else None,
         root=root,
         fresh=fresh,
+        namespaces=namespaces,
     )
     previous = signal.signal(signal.SIGTERM, lambda signum, frame: job.stop())
     try:

@@ -51,6 +51,16 @@ FreshFlag = Annotated[
         "deleted, once this job has written its own)",
     ),
 ]
+NamespacesFlag = Annotated[
+    bool | None,
+    typer.Option(
+        "--namespaces/--no-namespaces",
+        help="each host in Linux namespaces of its own: /opt/ml at its real path, its own "
+        "hostname, network and ports (default: where this machine can make them); "
+        "--no-namespaces shares this machine's files and network",
+        show_default=False,
+    ),
+]
 
 # ---- submit --------------------------------------------------------------------------------
 SubmitWaitFlag = Annotated[

@@ -20,10 +20,10 @@ and the command runs verbatim with the request's Environment, a container-like b
 and a ``PATH`` whose first entry is the directory of the interpreter that plays the image's
 python.
 
-The hosts are the local backend's (``smdist.backends.local.hostns``: ``unshare`` + ``enter``,
-the job's bridge, and its sshd, through which an ``ssh <host> <command>`` on any host, as
-mpirun issues, runs inside the target host with that host's environment, as sshd would after
-SageMaker's MPI setup).
+The hosts are the local backend's (``smdist.backends.local.hostns.HostCluster``: ``unshare`` +
+``enter``, the job's bridge, and its sshd, through which an ``ssh <host> <command>`` on any
+host, as mpirun issues, runs inside the target host with that host's environment, as sshd
+would after SageMaker's MPI setup).
 
 Differences from SageMaker: no image (the given interpreter and this machine's tools play it),
 one shared ``/tmp``, no GPUs, no route out of the job's network, every channel
@@ -48,11 +48,9 @@ from typing import Any
 
 from integration.torch_exit import EXIT_ABORT, past_torch_exit_aborts
 
+from smdist.backends.local.hostns.cluster import HostCluster
 from smdist.backends.local.hostns.enter import OPT_ML
-from smdist.backends.local.hostns.host import HostSpec, network_ready, start_host
 from smdist.backends.local.hostns.probe import SYSTEM_PATH
-from smdist.backends.local.hostns.sshd import SessionBroker, write_client
-from smdist.backends.local.hostns.switch import hosts_file, plug_in, start_switch
 
 # What a Deep Learning Container's image sets (Dockerfile ENV) and a container runtime adds.
 IMAGE_ENV = {"PYTHONUNBUFFERED": "TRUE", "PYTHONDONTWRITEBYTECODE": "TRUE", "LANG": "C.UTF-8"}
@@ -216,8 +214,8 @@ def run_request(
 
     ``python``: the interpreter that plays the image's python (absolute; its directory comes
     first on PATH, symlinks kept so a virtual environment stays one). ``root``: a fresh work
-    directory (``root/algo-K`` are the /opt/ml trees; ``root/run`` holds logs and namespace
-    files). When a host exits non-zero the others are stopped, as SageMaker stops the job; at
+    directory (``root/algo-K`` are the /opt/ml trees; ``root/run/algo-K`` holds each host's
+    output). When a host exits non-zero the others are stopped, as SageMaker stops the job; at
     ``timeout`` seconds every host still running is killed.
     """
     root = Path(root).absolute()
@@ -232,29 +230,27 @@ def run_request(
         raise ValueError("the request has no ContainerEntrypoint: the image's would run")
     roots = lay_out_hosts(request, s3, hosts=count, root=root)
     run = root / "run"
-    tools = run / "bin"
     run.mkdir(parents=True, exist_ok=True)
-    write_client(tools, run)
-    (run / "hosts").write_text(hosts_file(names))
     started: list[subprocess.Popen] = []
-    sshd = SessionBroker(run)
-    switch = start_switch()
+    cluster = HostCluster(names, route_out=False, user_namespace=False)
     try:
+        cluster.open()
         for index, (host, host_root) in enumerate(zip(names, roots, strict=True), start=1):
             env = container_environment(
-                request, host, python=python, tools=tools, image_env=image_env or IMAGE_ENV
-            )
-            spec = HostSpec(host, host_root, run / "hosts", argv, env, listen_ssh=True)
-            state = run / host
-            state.mkdir(parents=True, exist_ok=True)
-            with open(state / "stdout.log", "wb") as out, open(state / "stderr.log", "wb") as err:
-                started.append(start_host(state, spec, stdout=out, stderr=err))
-            plug_in(started[-1].pid, index, switch.pid)
-            network_ready(state)  # the host may now run its command
+                request, host, python=python, tools=cluster.tools,
+                image_env=image_env or IMAGE_ENV,
+            )  # fmt: skip
+            (run / host).mkdir(exist_ok=True)
+            with open(run / host / "stdout.log", "wb") as out, \
+                    open(run / host / "stderr.log", "wb") as err:  # fmt: skip
+                process = cluster.start(
+                    index, host_root, argv, env, stdout=out, stderr=err, listen_ssh=True
+                )
+            started.append(process)
         codes, timed_out, stopped = _wait(started, timeout)
     finally:
-        _stop([*started, switch])
-        sshd.close()
+        _stop(started)
+        cluster.close()
     return [
         HostResult(
             host=host,

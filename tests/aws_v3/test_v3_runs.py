@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from smdist.backends.local.hostns.switch import host_address
 from smdist.backends.sagemaker.v3 import trainer as v3
 from smdist.planning.plan import plan
 from smdist.spec.job import JobSpec
@@ -188,7 +189,7 @@ def test_each_host_has_its_own_opt_ml_hostname_and_channels(namespaces, boto_ses
         (pids,) = [line.split() for line in lines if line.startswith("pid-1=")]
         assert pids[0] in ("pid-1=sh", "pid-1=bash") and int(pids[1].split("=")[1]) < 10, pids
         resolved = [line.split()[1:] for line in lines if line.startswith("resolves ")]
-        assert resolved == [["10.0.0.1", "algo-1"], ["10.0.0.2", "algo-2"]]
+        assert resolved == [[host_address(1), "algo-1"], [host_address(2), "algo-2"]]
         files = sorted(line[len("file=./") :] for line in lines if line.startswith("file="))
         assert files == sorted(
             [

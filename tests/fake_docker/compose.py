@@ -53,11 +53,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from aws_v3 import emulated_container as emulated
 
 from fake_docker import state as state_
 from smdist.backends.local.hostns.probe import SYSTEM_PATH
-from smdist.backends.local.hostns.switch import host_address, plug_in, start_switch
+from smdist.backends.local.hostns.switch import Switch, plug_in, start_switch
 
 LEGACY_VERSION = "docker-compose version 1.29.2, build 5becea4c"
 CONTAINER_PROGRAM = Path(__file__).resolve().with_name("container.py")
@@ -343,7 +342,7 @@ def _plan(project: Project, env: dict[str, str]) -> None:
     """Address, command, environment and mounts of every container."""
     for index, container in enumerate(project.containers):
         container.index = FIRST_ADDRESS + index
-        container.address = host_address(container.index)
+        container.address = f"10.0.0.{container.index}"
         spec, image = container.config, container.image
         entrypoint, command = _words(spec.get("entrypoint")), _words(spec.get("command"))
         if entrypoint is not None:  # Compose: an entrypoint also drops the image's CMD
@@ -502,7 +501,7 @@ class Up:
         self.run_dir = state_dir / state_.RUN / project.name
         width = max(len(c.label) for c in project.containers) + 1
         self.labels = {c.id: f"{c.label:<{width}} " for c in project.containers}
-        self.switch: subprocess.Popen | None = None
+        self.switch: Switch | None = None
 
     def _start(self, container: Container) -> None:
         directory = self.run_dir / container.id
@@ -541,7 +540,7 @@ class Up:
             target=_pump, args=(reading, self.labels[container.id]), daemon=True
         )
         container.reader.start()
-        plug_in(container.process.pid, container.index, self.switch.pid)
+        plug_in(container.process.pid, container.index, self.switch, container.address)
         container.namespace = state_.mount_namespace(container.process.pid)
         _update(
             self.state_dir, container, status="running", pid=container.process.pid,
@@ -630,8 +629,7 @@ class Up:
                 if container.process is not None and container.exit_code is None:
                     self._signal(container, signal.SIGKILL)
                     self._finish(container, container.process.wait())
-            emulated._kill_session(self.switch.pid, signal.SIGKILL)
-            self.switch.wait()
+            self.switch.stop()
 
 
 def _pull_missing(project: Project, config: dict[str, Any], state_dir: Path) -> None:

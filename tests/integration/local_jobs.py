@@ -30,6 +30,9 @@ _FOREIGN = (
     "NSS_WRAPPER",
     "TORCHELASTIC",
 )
+# Every job a test starts carries its directory in this variable (see ``_marked``).
+LEFTOVER_MARKER = "LEFTOVER_MARKER"
+MARKER_PREFIX = f"{LEFTOVER_MARKER}=".encode()
 _CHECKSUM = re.compile(r"rank=(\d+) weights_checksum=([0-9a-f]+)")
 # Small runs: every strategy trains a few steps.
 SMALL = ["-H", "epochs=1", "-H", "max_steps=6", "-H", "samples=256", "-H", "log_every=3",
@@ -48,9 +51,22 @@ def clean_environ(extra: dict[str, str] | None = None) -> dict[str, str]:
     return environ
 
 
+def _marked(environ: bytes, marker: str) -> bool:
+    """Whether a process's environment names ``marker`` (a test's directory): in a path (hosts
+    sharing this machine see their folders where they are), or as LEFTOVER_MARKER, which a
+    job's processes inherit (hosts in namespaces see only /opt/ml) and which names ``marker``
+    or a directory above or below it."""
+    if marker.encode() in environ:
+        return True
+    for entry in environ.split(b"\0"):
+        if entry.startswith(MARKER_PREFIX):
+            value = entry[len(MARKER_PREFIX) :].decode(errors="replace")
+            return marker.startswith(value) or value.startswith(marker)
+    return False
+
+
 def leftover_processes(marker: str) -> list[str]:
-    """Live processes whose environment mentions ``marker`` (a test's own directory)."""
-    wanted = marker.encode()
+    """Live processes whose environment names ``marker`` (a test's own directory)."""
     found = []
     for name in os.listdir("/proc"):
         if not name.isdigit() or int(name) == os.getpid():
@@ -59,7 +75,7 @@ def leftover_processes(marker: str) -> list[str]:
             stat = Path(f"/proc/{name}/stat").read_bytes()
             if stat[stat.rfind(b")") + 2 :].startswith(b"Z"):
                 continue
-            if wanted in Path(f"/proc/{name}/environ").read_bytes():
+            if _marked(Path(f"/proc/{name}/environ").read_bytes(), marker):
                 command = Path(f"/proc/{name}/cmdline").read_bytes().replace(b"\0", b" ")
                 found.append(f"{name}: {command.decode(errors='replace')[:200]}")
         except OSError:
@@ -90,9 +106,15 @@ class Run:
 
 
 def smdist_run(
-    job: Path, tmp_path: Path, *args: str, timeout: float = 300, start_only: bool = False
+    job: Path,
+    tmp_path: Path,
+    *args: str,
+    timeout: float = 300,
+    start_only: bool = False,
+    env: dict[str, str] | None = None,
 ):
-    """``smdist run job --root tmp/.smdist args``; returns a Run (or the Popen with start_only)."""
+    """``smdist run job --root tmp/.smdist args`` (with ``env`` added to a clean environment);
+    returns a Run (or the Popen with start_only)."""
     root = tmp_path / ".smdist"
     log = tmp_path / f"smdist-run-{time.monotonic_ns()}.log"
     command = [PYTHON, "-m", "smdist.cli.app", "run", str(job), "--root", str(root), *args]
@@ -100,7 +122,7 @@ def smdist_run(
         process = subprocess.Popen(
             command,
             cwd=tmp_path,
-            env=clean_environ(),
+            env=clean_environ({LEFTOVER_MARKER: str(tmp_path), **(env or {})}),
             stdout=handle,
             stderr=subprocess.STDOUT,
             start_new_session=True,

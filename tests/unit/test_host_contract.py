@@ -10,6 +10,7 @@ loopback and ports); the names a caller may add are listed here, one reason each
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -57,34 +58,45 @@ def test_plan_hosts_shows_the_builders_environment(example):
         assert {**view.sm_environment, **view.container_environment} == built
 
 
+@pytest.mark.parametrize("own_network", [True, False], ids=["namespaces", "shared"])
 @pytest.mark.parametrize("example", EXAMPLES, ids=IDS)
-def test_the_local_backend_adds_to_the_builders_environment_and_changes_none(example, tmp_path):
+def test_the_local_backend_adds_to_the_builders_environment_and_changes_none(
+    example, own_network, tmp_path
+):
+    """In namespaces a host is SageMaker's (/opt/ml, eth0, the fixed ports); sharing this
+    machine, its folder, loopback and ports of its own."""
     job = plan(load(example))
     hosts = job.spec.cluster.instance_count
     layout = plan_layout(job, job_name="job-1", region="us-west-2", hosts=hosts, cpus=64, gpus=[])
     names = [f"algo-{index + 1}" for index in range(hosts)]
-    launch = local_launch(layout, names)
-    settings = JobSettings(
-        job_name="job-1", region="us-west-2", token="t", master_port=30000,
-        tf_ports=[30001 + i for i in range(hosts)], names_environment={},
-        base_environment={"HOME": "/root"}, cpus=64,
-        ps_ports=[31001 + i for i in range(hosts)],
-    )  # fmt: skip
+    ports = HostPorts([30001 + i for i in range(hosts)], [31001 + i for i in range(hosts)])
+    common = {"job_name": "job-1", "region": "us-west-2", "token": "t", "names_environment": {},
+              "base_environment": {"HOME": "/root"}, "cpus": 64}  # fmt: skip
+    if own_network:
+        settings = JobSettings(**common, master_port=7777, interface="eth0", tools=tmp_path)
+        site = HostSite()
+    else:
+        settings = JobSettings(**common, master_port=30000, ports=ports)
+        site = HostSite(interface="lo", master_port=30000, ports=ports)
+    launch = local_launch(layout, names, settings.interface)
+    adds = LOCAL_ADDS | ({"PATH"} if own_network else set())
     for index, name in enumerate(names):
-        host = EmulatedHost(name, index, "127.0.0.1", tmp_path / name)
-        config = host_config(job, layout, host, names, {})
+        inside = Path("/opt/ml") if own_network else None
+        host = EmulatedHost(name, index, "127.0.0.1", tmp_path / name, inside=inside).seen
+        config = host_config(job, layout, host, names, {}, settings.interface)
         local = local_environment(job, launch, layout, host, config, settings)
-        site = HostSite(base=host.base, interface="lo", master_port=30000,
-                        ports=HostPorts(settings.tf_ports, settings.ps_ports))  # fmt: skip
         built = host_environment(
             launch, index, config, Machine(num_cpus=64, num_gpus=0), job_name="job-1",
-            framework=job.framework, site=site,
+            framework=job.framework, site=replace(site, base=host.base),
             job_environment={**settings.base_environment, **layout.environment},
         )  # fmt: skip
-        assert {k: v for k, v in local.items() if k not in LOCAL_ADDS} == {
-            k: v for k, v in built.items() if k not in LOCAL_ADDS
+        assert {k: v for k, v in local.items() if k not in adds} == {
+            k: v for k, v in built.items() if k not in adds
         }, name
-        assert set(local) - set(built) <= LOCAL_ADDS
+        assert set(local) - set(built) <= adds
+        if own_network:
+            assert local["SM_MODEL_DIR"] == "/opt/ml/model"
+            assert local["PATH"].startswith(f"{tmp_path}:")  # the hosts' ssh first
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=IDS)

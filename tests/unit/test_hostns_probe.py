@@ -3,37 +3,55 @@
 from __future__ import annotations
 
 import os
+import subprocess
 
 from smdist.backends.local.hostns import probe
 from smdist.backends.local.hostns.sshd import etc_environment, split_arguments
-from smdist.backends.local.hostns.switch import host_address, hosts_file
+from smdist.backends.local.hostns.switch import DNS_SERVER, host_address, hosts_file, resolver_file
 
 
-def test_without_root_the_reason_is_named(monkeypatch):
-    probe.namespace_problem.cache_clear()
-    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+def _probe(monkeypatch, *, euid: int, trial_code: int = 0, missing: str | None = None):
+    probe.namespace_support.cache_clear()
+    monkeypatch.setattr(os, "geteuid", lambda: euid)
+    monkeypatch.setattr(
+        probe.shutil, "which", lambda tool, path=None: None if tool == missing else tool
+    )
+    trial = subprocess.CompletedProcess([], trial_code, "", "unshare: Operation not permitted")
+    monkeypatch.setattr(probe, "_try", lambda user: trial)
     try:
-        assert probe.namespace_problem() == "Linux namespaces for the hosts need root here"
+        return probe.namespace_support()
     finally:
-        probe.namespace_problem.cache_clear()
+        probe.namespace_support.cache_clear()
+
+
+def test_as_root_hosts_are_kernel_namespaces_and_without_root_user_namespaces(monkeypatch):
+    assert _probe(monkeypatch, euid=0) == probe.Support(probe.ROOT)
+    assert _probe(monkeypatch, euid=1000).user_namespace
+
+
+def test_without_root_a_kernel_that_refuses_user_namespaces_is_named(monkeypatch):
+    support = _probe(monkeypatch, euid=1000, trial_code=1)
+    assert support.mode is None
+    assert "unprivileged user namespaces" in support.problem
+    assert "Operation not permitted" in support.problem
 
 
 def test_a_missing_tool_is_named(monkeypatch):
-    probe.namespace_problem.cache_clear()
-    monkeypatch.setattr(os, "geteuid", lambda: 0)
-    monkeypatch.setattr(
-        probe.shutil, "which", lambda tool, path=None: None if tool == "ip" else tool
+    support = _probe(monkeypatch, euid=0, missing="ip")
+    assert support.problem == "ip not found (util-linux, iproute2)"
+
+
+def test_a_loopback_resolver_is_replaced_by_the_routers():
+    assert resolver_file("nameserver 10.255.255.53\n") is None
+    assert resolver_file("search x\nnameserver 127.0.0.53\n") == (
+        f"nameserver {DNS_SERVER}\nsearch x\n"
     )
-    try:
-        assert probe.namespace_problem() == "ip not found (util-linux, iproute2)"
-    finally:
-        probe.namespace_problem.cache_clear()
 
 
 def test_every_host_resolves_every_other_by_name():
-    assert host_address(2) == "10.0.0.2"
+    assert host_address(2) == "10.0.0.12"  # .2 and .3 are the router's gateway and DNS
     assert hosts_file(["algo-1", "algo-2"]).splitlines() == [
-        "127.0.0.1 localhost", "10.0.0.1 algo-1", "10.0.0.2 algo-2",
+        "127.0.0.1 localhost", "10.0.0.11 algo-1", "10.0.0.12 algo-2",
     ]  # fmt: skip
 
 

@@ -34,7 +34,7 @@ def launch(plan: Plan, **options: Any) -> LocalJob:
     try:
         job._prepare()
     except BaseException:
-        job.release_checkpoints()
+        job.release()
         if job.log is not None:
             job.log.close()
         raise

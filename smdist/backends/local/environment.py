@@ -2,9 +2,11 @@
 
 The environment is the one the container gives the user's script, built by the container
 contract (``smdist.contract.host``: the toolkit's ``SM_*`` variables, job name, MASTER_ADDR /
-MASTER_PORT and NCCL defaults for PyTorch, TF_CONFIG for MultiWorkerMirroredStrategy) on the
-host's folder, its own ports and loopback, plus what the emulation itself needs (host-name
-resolution, the host's share of the GPUs, the job's process token).
+MASTER_PORT and NCCL defaults for PyTorch, TF_CONFIG for MultiWorkerMirroredStrategy) as the
+host's processes see it: in namespaces of its own, ``/opt/ml``, ``eth0`` and SageMaker's fixed
+ports; sharing this machine, its folder, loopback and ports of its own. Then what the emulation
+itself needs (host-name resolution where hosts share the network, the host's share of the GPUs,
+the job's process token, the hosts' ``ssh`` first on PATH).
 
 It starts from smdist's own, minus variables that describe some other cluster (a stray
 TF_CONFIG, RANK or SM_HOSTS in the shell would otherwise leak into every host).
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -81,11 +83,14 @@ class JobSettings:
     region: str
     token: str
     master_port: int
-    tf_ports: list[int]  # each host's TF_CONFIG task port (the container's 2222 or 8890)
     names_environment: dict[str, str]
     base_environment: dict[str, str]
     cpus: int
-    ps_ports: list[int] = field(default_factory=list)  # each host's parameter server port
+    # Each host's TF_CONFIG task and parameter server ports where hosts share one network;
+    # None: SageMaker's fixed ones (each host has its own network).
+    ports: HostPorts | None = None
+    interface: str = NETWORK_INTERFACE
+    tools: Path | None = None  # put first on PATH: the hosts' ssh
 
 
 def host_environment(
@@ -97,14 +102,13 @@ def host_environment(
     settings: JobSettings,
 ) -> dict[str, str]:
     """Everything the host's first process gets in its environment: the container contract's
-    (``contract.host``) for ``launch`` (the layout's, on the emulated hosts' names) on this
-    host's folder, ports and loopback, then the emulation's own."""
+    (``contract.host``) for ``launch`` (the layout's, on the emulated hosts' names) on ``host``
+    as its processes see it, its interface and ports, then the emulation's own."""
     site = HostSite(
         base=host.base,
-        interface=NETWORK_INTERFACE,
-        master_port=settings.master_port,  # a free port: the hosts share this machine's network
-        # Every worker and server binds 0.0.0.0:<port>: each emulated host gets its own ports.
-        ports=HostPorts(settings.tf_ports, settings.ps_ports),
+        interface=settings.interface,
+        master_port=settings.master_port,
+        ports=settings.ports,
     )
     environ = host_contract_environment(
         launch,
@@ -118,6 +122,8 @@ def host_environment(
     )
     environ.update(_job_variables(layout, host, settings, environ.get("PYTHONPATH", "")))
     environ.update(settings.names_environment)
+    if settings.tools is not None:
+        environ["PATH"] = f"{settings.tools}:{environ.get('PATH', '')}"
     if "NSS_WRAPPER_HOSTS" in settings.names_environment:
         # gethostname() answers the host's name, as in a SageMaker container. mpirun then treats
         # its own host as local and starts daemons on the other hosts only, as SageMaker's does.

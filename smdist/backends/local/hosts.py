@@ -1,4 +1,8 @@
-"""Emulated SageMaker hosts: a directory standing in for ``/opt/ml`` and its config files.
+"""Emulated SageMaker hosts: a directory that is the host's ``/opt/ml``, and its config files.
+
+In its own namespaces a host's processes see the directory at ``/opt/ml`` itself; sharing this
+machine, they see it where it is. ``EmulatedHost.base`` is where smdist writes and reads it,
+``seen`` the host as its processes see it (what its environment and config files name).
 
 Each host gets ``input/config/{hyperparameters,resourceconfig,inputdataconfig}.json``,
 ``input/data/<channel>/``, ``model/``, ``output/data/``, ``checkpoints/`` and ``code/``. Its
@@ -9,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,8 +32,14 @@ class EmulatedHost:
     name: str
     index: int
     address: str
-    base: Path  # stands for /opt/ml
+    base: Path  # the host's /opt/ml, as smdist reaches it
     checkpoint_path: str = "checkpoints"  # checkpoint.local_path, relative to /opt/ml
+    inside: Path | None = None  # where the host's processes see ``base``, if elsewhere
+
+    @property
+    def seen(self) -> EmulatedHost:
+        """This host as its processes see it: paths under what is /opt/ml for them."""
+        return self if self.inside is None else replace(self, base=self.inside, inside=None)
 
     @property
     def code(self) -> Path:
@@ -71,10 +81,15 @@ class EmulatedHost:
 
 
 def make_hosts(
-    job_dir: Path, names: HostNames, checkpoint_path: str = "checkpoints"
+    job_dir: Path,
+    names: HostNames,
+    checkpoint_path: str = "checkpoints",
+    inside: Path | None = None,
 ) -> list[EmulatedHost]:
+    """The job's hosts, each with its folder under ``job_dir``; ``inside``: where their
+    processes see that folder (``/opt/ml`` in namespaces of their own)."""
     return [
-        EmulatedHost(name, index, address, job_dir / "hosts" / name, checkpoint_path)
+        EmulatedHost(name, index, address, job_dir / "hosts" / name, checkpoint_path, inside)
         for index, (name, address) in enumerate(zip(names.names, names.addresses, strict=True))
     ]
 
@@ -104,11 +119,13 @@ def host_config(
     host: EmulatedHost,
     hosts: list[str],
     channels: Mapping[str, str],
+    interface: str = NETWORK_INTERFACE,
 ) -> HostConfig:
+    """``host`` as its processes see it (``seen``); ``interface``: its network's."""
     return HostConfig(
         hyperparameters=host_hyperparameters(layout, host),
         resource_config=resource_config(
-            hosts, host.name, plan.spec.cluster.instance_type, NETWORK_INTERFACE
+            hosts, host.name, plan.spec.cluster.instance_type, interface
         ),
         input_data_config=input_data_config(channels),
     )

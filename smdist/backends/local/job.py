@@ -22,6 +22,14 @@ from smdist.backends.local.artifacts import output_location, upload_outputs
 from smdist.backends.local.checkpoint_store import CheckpointStore
 from smdist.backends.local.checkpoint_sync import CheckpointSync
 from smdist.backends.local.environment import TOKEN_VARIABLE
+from smdist.backends.local.host_start import (
+    HostModeError,
+    HostStarter,
+    NamespaceHosts,
+    SharedHosts,
+    host_mode,
+)
+from smdist.backends.local.hostns.cluster import HostCluster
 from smdist.backends.local.hosts import EmulatedHost, make_hosts
 from smdist.backends.local.launch import HostCommand, prepare_commands
 from smdist.backends.local.layout import LocalLayout
@@ -37,7 +45,13 @@ from smdist.backends.local.preparation import (
     write_commands_file,
 )
 from smdist.backends.local.processes import MAX_RUN, REQUESTED, Outcome, Supervisor
-from smdist.backends.local.setup import LocalOptions, check_tools, checkpoint_path
+from smdist.backends.local.setup import (
+    SAGEMAKER_BASE,
+    LocalOptions,
+    PrepareError,
+    check_tools,
+    checkpoint_path,
+)
 from smdist.backends.local.verdict import judge, summary_line, write_failure_file
 
 if TYPE_CHECKING:
@@ -60,6 +74,7 @@ class LocalJob:
         self.layout: LocalLayout | None = None
         self.hosts: list[EmulatedHost] = []
         self.commands: list[HostCommand] = []
+        self._starter: HostStarter = SharedHosts()
         self.output_dir: Path | None = None
         self.checkpoint_store: CheckpointStore | None = None
         self._checkpoint_sync: CheckpointSync | None = None
@@ -172,16 +187,29 @@ class LocalJob:
         began = time.monotonic()
         self.layout = layout = local_layout(plan, self.name, self.options)
         check_tools(plan, layout, self.python)
-        names = choose_host_names(layout.hosts)
+        try:
+            mode = host_mode(self.options.namespaces, plan.spec.network.isolation)
+        except HostModeError as error:
+            raise PrepareError(f"{error} (options.namespaces / --namespaces)") from None
+        names = choose_host_names(layout.hosts, own_network=mode.namespaces)
         host_checkpoints, checkpoint_note = checkpoint_path(plan)
         self.name, self.job_dir = make_job_dir(self.root, self.name, plan.spec.name)
-        self.hosts = hosts = make_hosts(self.job_dir, names, host_checkpoints)
+        inside = Path(str(SAGEMAKER_BASE)) if mode.namespaces else None
+        self.hosts = hosts = make_hosts(self.job_dir, names, host_checkpoints, inside)
         self.log = log = JobLog(self.job_dir / "logs", names.names)
-        for line in opening_notes(self.name, plan, layout, names, self.job_dir, checkpoint_note):
+        notes = opening_notes(self.name, plan, layout, names, self.job_dir, checkpoint_note)
+        for line in [*notes, *(f"note: {note}" for note in mode.notes)]:
             log.note(f"[prepare] {line}")
         channels = stage_files(layout.plan, hosts, self.job_dir)  # its launch: what runs here
         self._place_checkpoints_and_output(log)
-        self.commands = prepare_commands(
+        cluster = None
+        if mode.namespaces:
+            cluster = HostCluster(
+                names.names, route_out=mode.route_out, user_namespace=mode.user_namespace
+            )
+            # Set now so that release() removes the cluster's run folder should the rest fail.
+            self._starter = NamespaceHosts(cluster, [host.base for host in hosts], [])
+        prepared = prepare_commands(
             plan,
             layout,
             hosts,
@@ -190,7 +218,11 @@ class LocalJob:
             job_dir=self.job_dir,
             token=self.token,
             python=self.python,
+            tools=cluster.tools if cluster else None,
         )
+        self.commands = prepared.commands
+        if cluster is not None:  # the workers mpirun reaches run nothing of their own
+            self._starter = NamespaceHosts(cluster, [h.base for h in hosts], prepared.idle())
         write_commands_file(self.job_dir / "commands.txt", self.commands)
         log.note(f"[prepare] done in {time.monotonic() - began:.1f} s")
         self._write_record()
@@ -232,6 +264,7 @@ class LocalJob:
                 stall_timeout=self.options.stall_timeout,
                 stop_file=self.job_dir / STOP_FILE,
                 single_launcher=self.layout.launcher.uses_mpi,
+                starter=self._starter,
             )
             if self._stop_early:
                 supervisor.request_stop()
@@ -240,7 +273,11 @@ class LocalJob:
             log.note(f"[train] running (max_run {max_run:g} s)")
             if self._checkpoint_sync is not None:
                 self._checkpoint_sync.start()
+            opened = self._starter.open()  # from this thread: the hosts' lives are tied to it
+            if opened:
+                log.note(f"[start] note: {opened}")
             self.outcome = outcome = supervisor.run()
+            self._starter.close()  # nothing of the hosts is left before their files are read
             status, reason, failing_host = judge(
                 outcome, log, self.hosts, self.layout.launcher.uses_mpi
             )
@@ -258,7 +295,7 @@ class LocalJob:
             if self._supervisor is not None:
                 self._supervisor.request_kill()
         finally:
-            self.release_checkpoints()
+            self.release()
             self._write_record(final=True)
             self._done.set()
             log.close()
@@ -276,8 +313,10 @@ class LocalJob:
             began=began,
         )
 
-    def release_checkpoints(self) -> None:
-        """Stop syncing and let the checkpoint store go (the job ended, or never started)."""
+    def release(self) -> None:
+        """End the hosts' network, stop syncing and let the checkpoint store go (the job
+        ended, or never started)."""
+        self._starter.close()
         if self._checkpoint_sync is not None:
             self._checkpoint_sync.stop()
         if self.checkpoint_store is not None:

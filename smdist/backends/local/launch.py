@@ -10,8 +10,10 @@ for the plan's launch on the emulated hosts; this module adds only what the emul
   a static rendezvous on the first host (a free port instead of the container's 7777);
 - ``mpi`` (Horovod, SMP v1): ONE ``mpirun`` on the first host spanning all hosts, with the
   MPIRunner's options (``--tag-output``, ``-x`` of every ``SM_*`` variable, ...), plus
-  ``--oversubscribe``; it reaches the other hosts through the ssh stand-in (``ssh_stand_in.py``),
-  so every rank gets Open MPI's ``OMPI_COMM_WORLD_*`` variables as on SageMaker;
+  ``--oversubscribe``; it reaches the other hosts over ``ssh``: in namespaces, the hosts' sshd
+  (``hostns.sshd``, each worker host running nothing of its own, as SageMaker's workers wait);
+  sharing this machine, the ssh stand-in (``ssh_stand_in.py``); so every rank gets Open MPI's
+  ``OMPI_COMM_WORLD_*`` variables as on SageMaker;
 - ``smdistributed.dataparallel``: ONE ``mpirun`` with the SMDataParallelRunner's options and
   exactly its exports (NCCL, EFA and ``SMDATAPARALLEL_*`` settings, no ``SM_*``), without
   ``smddprun`` (a SageMaker-only program).
@@ -52,11 +54,14 @@ from smdist.backends.local.network import free_ports
 from smdist.backends.local.setup import job_region
 from smdist.contract.commands import (
     HostArguments,
+    HostPorts,
     Image,
     Launch,
     Rendezvous,
     host_command,
 )
+from smdist.contract.host import CONTAINER_INTERFACE as CONTAINER_NIC
+from smdist.contract.host import TORCHRUN_PORT
 
 if TYPE_CHECKING:
     from smdist.backends.local.network import HostNames
@@ -88,14 +93,16 @@ def local_image(python: str) -> Image:
     )  # fmt: skip
 
 
-def local_launch(layout: LocalLayout, names: list[str]) -> Launch:
-    """The layout's launch on the emulated hosts: their names, loopback as the network
-    interface, and no EFA: the hosts share this machine, whatever the instance type (forced EFA
-    settings make libfabric fail where it is absent)."""
+def local_launch(
+    layout: LocalLayout, names: list[str], interface: str = NETWORK_INTERFACE
+) -> Launch:
+    """The layout's launch on the emulated hosts: their names, their network interface, and no
+    EFA: the hosts share this machine, whatever the instance type (forced EFA settings make
+    libfabric fail where it is absent)."""
     return replace(
         layout.launch,
         hosts=tuple(names),
-        interface=NETWORK_INTERFACE,
+        interface=interface,
         efa=False,
         efa_rdma=False,
     )
@@ -103,6 +110,19 @@ def local_launch(layout: LocalLayout, names: list[str]) -> Launch:
 
 def _script_arguments(env: Mapping[str, str]) -> list[str]:
     return list(json.loads(env["SM_USER_ARGS"]))
+
+
+@dataclass(frozen=True)
+class PreparedHosts:
+    """Each host's environment and the commands that start the job (an MPI job's worker hosts
+    have an environment but no command: mpirun reaches them)."""
+
+    commands: list[HostCommand]
+    environments: list[dict[str, str]]
+
+    def idle(self) -> list[tuple[int, dict[str, str]]]:
+        started = {command.host.index for command in self.commands}
+        return [(i, env) for i, env in enumerate(self.environments) if i not in started]
 
 
 def prepare_commands(
@@ -115,37 +135,60 @@ def prepare_commands(
     job_dir: Path,
     token: str,
     python: str,
-) -> list[HostCommand]:
-    """Each host's config files and environment, then the commands that start the job."""
-    ports = free_ports(1 + 2 * layout.hosts)
-    hosts_file = job_dir / "nss_hosts"
-    hosts_file.write_text(names.hosts_file_text())
-    settings = JobSettings(
-        job_name=job_dir.name,
-        region=job_region(plan),
-        token=token,
-        master_port=ports[0],
-        tf_ports=ports[1 : 1 + layout.hosts],
-        ps_ports=ports[1 + layout.hosts :],
-        names_environment=names.environment(hosts_file),
-        base_environment={**clean_environment(os.environ), TOKEN_VARIABLE: token},
-        cpus=os.cpu_count() or 1,
-    )
-    launch = local_launch(layout, names.names)
+    tools: Path | None = None,
+) -> PreparedHosts:
+    """Each host's config files and environment, then the commands that start the job.
+    ``tools``: the hosts are in namespaces of their own, with this folder's ``ssh``."""
+    settings = _job_settings(plan, layout, names, job_dir, token, tools)
+    interface = settings.interface
+    launch = local_launch(layout, names.names, interface)
+    seen = [host.seen for host in hosts]
     environments = []
-    for host in hosts:
-        config = host_config(plan, layout, host, names.names, channels)
+    for host, view in zip(hosts, seen, strict=True):
+        config = host_config(plan, layout, view, names.names, channels, interface)
         write_config(host, config)
-        environments.append(host_environment(plan, launch, layout, host, config, settings))
-    return build_commands(
+        environments.append(host_environment(plan, launch, layout, view, config, settings))
+    commands = build_commands(
         launch,
         layout,
-        hosts,
+        seen,
         environments,
         program=plan.program,
         python=python,
-        master_port=ports[0],
+        master_port=settings.master_port,
         bin_dir=job_dir / "bin",
+        ssh=tools / "ssh" if tools else None,
+    )
+    return PreparedHosts(commands, environments)
+
+
+def _job_settings(
+    plan: Plan,
+    layout: LocalLayout,
+    names: HostNames,
+    job_dir: Path,
+    token: str,
+    tools: Path | None,
+) -> JobSettings:
+    """What every host's environment shares. Hosts in namespaces of their own have SageMaker's
+    interface and fixed ports; hosts sharing this machine get free ports of their own."""
+    base = {**clean_environment(os.environ), TOKEN_VARIABLE: token}
+    common = {"job_name": job_dir.name, "region": job_region(plan), "token": token,
+              "base_environment": base, "cpus": os.cpu_count() or 1}  # fmt: skip
+    if tools is not None:
+        return JobSettings(
+            **common, master_port=TORCHRUN_PORT, names_environment={}, interface=CONTAINER_NIC,
+            tools=tools,
+        )  # fmt: skip
+    ports = free_ports(1 + 2 * layout.hosts)
+    hosts_file = job_dir / "nss_hosts"
+    hosts_file.write_text(names.hosts_file_text())
+    return JobSettings(
+        **common,
+        master_port=ports[0],
+        names_environment=names.environment(hosts_file),
+        # Every worker and server binds 0.0.0.0:<port>: each host gets its own ports.
+        ports=HostPorts(ports[1 : 1 + layout.hosts], ports[1 + layout.hosts :]),
     )
 
 
@@ -159,14 +202,18 @@ def build_commands(
     python: str,
     master_port: int,
     bin_dir: Path,
+    ssh: Path | None = None,
 ) -> list[HostCommand]:
     """Each host's command: one mpirun on the first host for an MPI launcher, else one
-    process per host (torchrun, the parameter-server host, or the program itself)."""
+    process per host (torchrun, the parameter-server host, or the program itself). ``ssh``:
+    the hosts' own ssh client (hosts in namespaces), else the stand-in is written."""
     image = local_image(python)
     if launch.launcher.uses_mpi:
-        mpirun = _mpirun_host_command(launch, layout, hosts, environments, image, bin_dir, program)
+        mpirun = _mpirun_host_command(
+            launch, layout, hosts, environments, image, bin_dir, program, ssh
+        )
         return [mpirun]
-    # A free port, and a rendezvous even on one host: jobs run side by side on this machine.
+    # A rendezvous even on one host (on a free port where hosts share this machine's network).
     meet = Rendezvous((python, "-m", "torch.distributed.run"), master_port, always=True)
     commands = []
     for host, env in zip(hosts, environments, strict=True):
@@ -185,13 +232,22 @@ def _mpirun_host_command(
     image: Image,
     bin_dir: Path,
     program: str,
+    ssh: Path | None,
 ) -> HostCommand:
-    """The one mpirun, started on the first host, that runs every host's ranks."""
+    """The one mpirun, started on the first host, that runs every host's ranks: through the
+    hosts' ``ssh`` when given (each host's own environment is its sshd's), else through the
+    stand-in, which reads every host's environment from a file."""
     names = [host.name for host in hosts]
     rank_hosts = [name for name in names for _ in range(layout.processes_per_host)]
-    main_env, ssh = launching_environment(
-        hosts, environments, layout.host_gpus, bin_dir, image.python
-    )
+    if ssh is not None:
+        main_env = {
+            **environments[0],
+            "LD_LIBRARY_PATH": environments[0].get("LD_LIBRARY_PATH", ""),
+        }
+    else:
+        main_env, ssh = launching_environment(
+            hosts, environments, layout.host_gpus, bin_dir, image.python
+        )
     argv = local_mpirun(
         launch,
         image,
@@ -209,6 +265,7 @@ __all__ = [
     "MPI_TAGS",
     "SSH_STAND_IN",
     "HostCommand",
+    "PreparedHosts",
     "build_commands",
     "local_image",
     "local_launch",

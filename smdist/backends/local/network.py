@@ -9,6 +9,9 @@ an IPv4-mapped IPv6 line per host, or torch's c10d store retries forever on the 
 Where the library is missing (another OS, or not installed), hosts are named by their address
 literals instead, which every resolver understands; the caller says so once.
 
+Hosts in namespaces of their own need none of this: each has its ``eth0`` address on the job's
+network and ``/etc/hosts`` names them all (``hostns.switch``).
+
 Ports are chosen free per job (bound together, so they are distinct), because two local jobs
 must never collide and TensorFlow's workers bind every interface.
 """
@@ -24,6 +27,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from smdist.backends.local.hostns.switch import host_address
 from smdist.spec.topology import host_names
 
 NSS_WRAPPER_VARIABLE = "SMDIST_NSS_WRAPPER"  # an explicit path to libnss_wrapper.so
@@ -86,10 +90,11 @@ class HostNames:
     names: list[str]
     addresses: list[str]
     library: str | None  # libnss_wrapper.so, or None: names are address literals
+    own_network: bool = False  # hosts in namespaces: /etc/hosts names them
 
     @property
     def by_name(self) -> bool:
-        return self.library is not None
+        return self.library is not None or self.own_network
 
     def hosts_file_text(self) -> str:
         lines = []
@@ -100,7 +105,7 @@ class HostNames:
 
     def environment(self, hosts_file: Path) -> dict[str, str]:
         """Variables that make the names resolve in a process (empty without the library)."""
-        if self.library is None:
+        if self.library is None or self.own_network:
             return {}
         preload = os.environ.get("LD_PRELOAD", "")
         parts = [self.library] + [p for p in preload.split(":") if p and p != self.library]
@@ -113,7 +118,11 @@ def host_addresses(count: int) -> list[str]:
     return [f"127.0.0.{FIRST_ADDRESS + index}" for index in range(count)]
 
 
-def choose_host_names(count: int) -> HostNames:
+def choose_host_names(count: int, own_network: bool = False) -> HostNames:
+    """``own_network``: the hosts are in namespaces of their own, on the job's network."""
+    if own_network:
+        names = host_names(count)
+        return HostNames(names, [host_address(k) for k in range(1, count + 1)], None, True)
     addresses = host_addresses(count)
     library = nss_wrapper_library()
     names = host_names(count) if library else list(addresses)

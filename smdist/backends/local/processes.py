@@ -28,6 +28,7 @@ from pathlib import Path
 
 from smdist.backends.local import failure as local_failure
 from smdist.backends.local import proctree as proctree
+from smdist.backends.local.host_start import HostStarter, SharedHosts
 from smdist.backends.local.launch import HostCommand
 from smdist.backends.local.logs import SMDIST, JobLog, pump
 
@@ -78,8 +79,10 @@ class Supervisor:
         stall_timeout: float | None,
         stop_file: Path | None = None,
         single_launcher: bool = False,
+        starter: HostStarter | None = None,
     ) -> None:
         self.commands = commands
+        self.starter: HostStarter = starter or SharedHosts()
         self.single_launcher = single_launcher  # one mpirun runs every host's ranks
         self.log = log
         self.token = token
@@ -111,18 +114,10 @@ class Supervisor:
         argv = [
             self.python, "-S", "-E", str(INIT_SCRIPT),
             "--grace", str(self.grace),
-            "--parent", str(os.getpid()),
+            "--parent", str(self.starter.parent_pid()),
             "--", *command.argv,
         ]  # fmt: skip
-        process = subprocess.Popen(
-            argv,
-            cwd=command.cwd,
-            env=command.env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        process = self.starter.spawn(command, argv, subprocess.PIPE)
         assert process.stdout is not None
         reader = threading.Thread(
             target=pump,
@@ -141,7 +136,7 @@ class Supervisor:
         try:
             for command in self.commands:
                 self.hosts.append(self._spawn(command))
-        except OSError as error:
+        except (OSError, RuntimeError) as error:  # RuntimeError: a host's network failed
             self.log.note(f"could not start a host process: {error}")
             outcome.stop_cause, outcome.stop_detail = FAILURE, str(error)
             outcome.failed_hosts.append(self.commands[len(self.hosts)].host.name)
@@ -215,8 +210,10 @@ class Supervisor:
         """SIGTERM to every host still running; returns when to stop waiting for them."""
         for host in self.hosts:
             if host.exit_code is None:
+                target = self.starter.signal_pid(host.process)
                 try:
-                    host.process.send_signal(signal.SIGTERM)
+                    if target is not None:
+                        os.kill(target, signal.SIGTERM)
                 except ProcessLookupError:
                     pass
         return time.monotonic() + self.grace + KILL_MARGIN

@@ -48,7 +48,11 @@ class LocalOptions:
     - ``console``: a ``rich.console.Console`` for ``wait(logs=True)``;
     - ``fresh``: True starts without the checkpoints kept from earlier runs (with
       ``checkpoint.s3_uri``); they stay in the store until this job has written its own, and
-      are then moved aside (``<root>/checkpoints/<name>.before-<job>``), never deleted.
+      are then moved aside (``<root>/checkpoints/<name>.before-<job>``), never deleted;
+    - ``namespaces``: each host in Linux namespaces of its own (``/opt/ml`` at its real path,
+      hostname ``algo-K``, its own network and ports); None (default): where this machine can
+      make them; False: the hosts share this machine's files and network; True: refuse to run
+      without them.
     """
 
     hosts: int | None = None
@@ -62,6 +66,7 @@ class LocalOptions:
     job_name: str | None = None
     console: Any = None
     fresh: bool = False
+    namespaces: bool | None = None
 
     @classmethod
     def from_keywords(cls, options: dict[str, Any]) -> LocalOptions:
@@ -90,10 +95,11 @@ class LocalOptions:
                 raise SpecError(
                     [Problem(f"options.{name}", "must be a positive number of seconds", value)]
                 )
-        if not isinstance(values.get("fresh", False), bool):
-            raise SpecError(
-                [Problem("options.fresh", "must be a boolean", values["fresh"], "True or False")]
-            )
+        for name, valid in (("fresh", "True or False"), ("namespaces", "True, False or None")):
+            if not isinstance(values.get(name, False), bool):
+                raise SpecError(
+                    [Problem(f"options.{name}", "must be a boolean", values[name], valid)]
+                )
         return cls(**values)
 
 

@@ -1,7 +1,9 @@
 """The first step inside an emulated host's fresh namespaces: make them host K's container,
 then exec its command.
 
-Usage: ``python -S -E enter.py SPEC.json`` (as ``host.start_host`` runs it, under ``unshare``).
+Usage: ``python -S -E enter.py FD`` (as ``host.start_host`` runs it, under ``unshare``): the
+host's spec (JSON) comes through the inherited pipe FD, so its environment, which may hold the
+user's credentials, is never written to disk.
 
 - ``/opt/ml`` is the host's folder (bind mount). Where this machine has no ``/opt/ml``, a
   throw-away overlay on ``/opt`` provides the mount point in this mount namespace only, hiding
@@ -80,13 +82,19 @@ def _listen_as_sshd() -> None:
             server.accept()[0].close()
 
 
-def enter(spec_path: str) -> None:
-    spec = json.loads(Path(spec_path).read_text())
+def read_spec(fd: int) -> dict:
+    with os.fdopen(fd, "rb") as pipe:
+        return json.loads(pipe.read())
+
+
+def enter(spec: dict) -> None:
     state = Path(spec["state"])
     provide_opt_ml(Path(spec["scratch"]))
     mount("--bind", spec["root"], str(OPT_ML))
     mount("--bind", spec["hosts_file"], "/etc/hosts")
     mount("--bind", spec["etc_environment"], "/etc/environment")
+    if spec.get("resolv_conf"):  # the job network's resolver, where the machine's is loopback
+        mount("--bind", spec["resolv_conf"], "/etc/resolv.conf")
     socket.sethostname(spec["host"])
     os.chdir(spec.get("cwd") or "/")
     await_file(state / "network", "the host's network")  # cabled from outside
@@ -103,5 +111,5 @@ def enter(spec_path: str) -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:
-        raise SystemExit("usage: enter.py SPEC.json")
-    enter(sys.argv[1])
+        raise SystemExit("usage: enter.py FD")
+    enter(read_spec(int(sys.argv[1])))

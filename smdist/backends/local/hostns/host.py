@@ -3,13 +3,15 @@
 
 A host's state folder holds what the others need from it: ``pid`` (unshare's: it is in the
 host's mount, UTS and network namespaces, and its child, ``enter`` then the command, is PID 1
-of the host's PID namespace), ``env.json`` and ``etc-environment`` (what an ssh session on
-the host starts from), ``network`` (written once its ``eth0`` is cabled) and ``ready``.
+of the host's PID namespace), ``etc-environment`` (the host's ``/etc/environment``, which an ssh
+session on the host reads), ``network`` (written once its ``eth0`` is cabled) and ``ready``.
+The host's spec, environment included, reaches ``enter`` through a pipe, never a file.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -34,42 +36,71 @@ class HostSpec:
     env: dict[str, str]
     cwd: str = "/"
     listen_ssh: bool = False  # port 22 answers, as a DLC's sshd does
+    resolv_conf: Path | None = None  # instead of the machine's /etc/resolv.conf
+
+
+def namespace_command(user_namespace: int | None = None) -> list[str]:
+    """The host's namespaces: new mount, UTS, network and PID ones (``enter`` is PID 1 and
+    dies with unshare), inside the user namespace of process ``user_namespace`` when given
+    (hosts made without root)."""
+    # setpriv: unshare dies with the thread that started it, so a host never outlives smdist.
+    command = ["setpriv", "--pdeathsig", "KILL", "--"]
+    if user_namespace is not None:
+        command += ["nsenter", f"--target={user_namespace}", "--user", "--preserve-credentials",
+                    "--"]  # fmt: skip
+    return command + ["unshare", "--mount", "--uts", "--net", "--pid", "--kill-child",
+                      "--mount-proc", "--propagation", "private", "--"]  # fmt: skip
 
 
 def start_host(
-    state: Path, spec: HostSpec, *, stdout: IO[bytes] | int, stderr: IO[bytes] | int
+    state: Path,
+    spec: HostSpec,
+    *,
+    stdout: IO[bytes] | int,
+    stderr: IO[bytes] | int,
+    user_namespace: int | None = None,
 ) -> subprocess.Popen:
     """Start ``spec``'s host with ``state`` as its state folder; it runs its command once
     ``state/network`` exists (see ``switch.plug_in``)."""
     state.mkdir(parents=True, exist_ok=True)
-    (state / "env.json").write_text(json.dumps(spec.env))
     (state / ETC_ENVIRONMENT).write_text("")  # the host's own /etc/environment
-    (state / "enter.json").write_text(
-        json.dumps(
-            {
-                "host": spec.name,
-                "root": str(spec.root),
-                "hosts_file": str(spec.hosts_file),
-                "etc_environment": str(state / ETC_ENVIRONMENT),
-                "scratch": str(state / "scratch"),
-                "state": str(state),
-                "cwd": spec.cwd,
-                "listen_ssh": spec.listen_ssh,
-                "argv": spec.argv,
-                "env": spec.env,
-            }
-        )
-    )
-    # --fork: enter is PID 1 of the host's PID namespace; --kill-child: it dies with unshare.
-    command = ["unshare", "--mount", "--uts", "--net", "--pid", "--kill-child", "--mount-proc",
-               "--propagation", "private", "--",
-               sys.executable, "-S", "-E", str(ENTER), str(state / "enter.json")]  # fmt: skip
-    process = subprocess.Popen(
-        command, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
-        env={"PATH": SYSTEM_PATH}, start_new_session=True,
-    )  # fmt: skip
+    enter_spec = {
+        "host": spec.name,
+        "root": str(spec.root),
+        "hosts_file": str(spec.hosts_file),
+        "etc_environment": str(state / ETC_ENVIRONMENT),
+        "resolv_conf": str(spec.resolv_conf) if spec.resolv_conf else None,
+        "scratch": str(state / "scratch"),
+        "state": str(state),
+        "cwd": spec.cwd,
+        "listen_ssh": spec.listen_ssh,
+        "argv": spec.argv,
+        "env": spec.env,
+    }
+    read_end, write_end = os.pipe()
+    try:
+        process = subprocess.Popen(
+            [*namespace_command(user_namespace), sys.executable, "-S", "-E", str(ENTER),
+             str(read_end)],
+            stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, pass_fds=(read_end,),
+            env={"PATH": SYSTEM_PATH}, start_new_session=True,
+        )  # fmt: skip
+    finally:
+        os.close(read_end)
+    with os.fdopen(write_end, "wb") as pipe:
+        pipe.write(json.dumps(enter_spec).encode())
     (state / "pid").write_text(str(process.pid))
     return process
+
+
+def init_pid(unshare: int) -> int | None:
+    """PID 1 of the host started by ``unshare`` (its only child), as this machine numbers it;
+    None once it is gone. unshare itself ignores SIGTERM: a stop is sent here."""
+    try:
+        children = Path(f"/proc/{unshare}/task/{unshare}/children").read_text().split()
+    except OSError:
+        return None
+    return int(children[0]) if children else None
 
 
 def network_ready(state: Path) -> None:

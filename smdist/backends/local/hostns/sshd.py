@@ -5,10 +5,10 @@ cannot enter algo-2 itself. ``main`` (the ``ssh`` on every host's PATH) hands th
 its stdin, stdout and stderr (file descriptors, over the run folder's Unix socket) to the
 ``SessionBroker``, a thread of the process that started the hosts, outside every host. It runs
 ``/bin/sh -c CMD`` in the host's mount, UTS, network and PID namespaces, with the host's
-environment plus what its ``/etc/environment`` says, as sshd would after SageMaker's MPI
-setup. ``ssh`` exits with the command's status (255 when a signal ended it, as ssh does); when
-``ssh`` dies first (mpirun stopping its daemons), the command's process group is ended, as sshd
-ends a session whose connection dropped.
+environment (held in memory: it may carry credentials) plus what its ``/etc/environment``
+says, as sshd would after SageMaker's MPI setup. ``ssh`` exits with the command's status (255
+when a signal ended it, as ssh does); when ``ssh`` dies first (mpirun stopping its daemons),
+the command's process group is ended, as sshd ends a session whose connection dropped.
 
 ``main`` is standard library only: it runs under the image's Python, before the job's code.
 """
@@ -47,11 +47,20 @@ def etc_environment(text: str) -> dict[str, str]:
 
 # ---- the server: outside every host --------------------------------------------------------
 class SessionBroker:
-    """Takes the sessions for the hosts under ``run`` (one state folder per host: its ``pid``,
-    ``env.json`` and ``etc-environment``) until ``close``."""
+    """Takes the sessions for the hosts under ``run`` (one state folder per host: its ``pid``
+    and ``etc-environment``) until ``close``. ``environments``: each host's environment (what a
+    login starts from), filled in as hosts start; ``user_namespace``: the process whose user
+    namespace the hosts live in, when they were made without root."""
 
-    def __init__(self, run: Path) -> None:
+    def __init__(
+        self,
+        run: Path,
+        environments: dict[str, dict[str, str]] | None = None,
+        user_namespace: int | None = None,
+    ) -> None:
         self._run = run
+        self.environments = environments if environments is not None else {}
+        self._user_namespace = user_namespace
         self._stopping = threading.Event()
         self._server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._server.bind(str(run / SESSIONS_SOCKET))
@@ -95,11 +104,13 @@ class SessionBroker:
 
     def _start(self, host: str, command: str, fds: list[int]) -> subprocess.Popen:
         state = self._run / host
-        env = json.loads((state / "env.json").read_text())
+        env = dict(self.environments.get(host, {}))
         env.update(etc_environment((state / ETC_ENVIRONMENT).read_text()))
         pid = (state / "pid").read_text()  # unshare's; its child is the host's PID 1
-        nsenter = ["nsenter", "--target", pid, "--mount", "--uts", "--net",
-                   f"--pid=/proc/{pid}/ns/pid_for_children", "--wd=/root", "--"]  # fmt: skip
+        user = [f"--user=/proc/{self._user_namespace}/ns/user", "--preserve-credentials"]
+        nsenter = ["nsenter", "--target", pid, *(user if self._user_namespace else []),
+                   "--mount", "--uts", "--net", f"--pid=/proc/{pid}/ns/pid_for_children",
+                   f"--wd={'/' if self._user_namespace else '/root'}", "--"]  # fmt: skip
         stdin, stdout, stderr = fds
         return subprocess.Popen(
             [*nsenter, "/bin/sh", "-c", command], stdin=stdin, stdout=stdout, stderr=stderr,
@@ -158,7 +169,7 @@ def main(arguments: list[str], run: str) -> int:
         print("ssh: interactive sessions are not emulated", file=sys.stderr)
         return 255
     state = Path(run) / host
-    if not (state / "env.json").is_file():
+    if not (state / ETC_ENVIRONMENT).is_file():
         print(f"ssh: Could not resolve hostname {host}: not a host of this job", file=sys.stderr)
         return 255
     deadline = time.monotonic() + HOST_START_TIMEOUT

@@ -1,0 +1,121 @@
+"""A job's emulated hosts, each in its own namespaces, on one network with one sshd.
+
+``HostCluster`` holds what the hosts share: a private run folder (their state folders, the
+``/etc/hosts`` naming them, the ``ssh`` client, the sshd socket), the bridge (``switch``) and the
+sshd (``sshd.SessionBroker``). ``open`` and every ``start`` must come from the thread the hosts'
+lives are tied to: they die with it. ``close`` removes everything; nothing stays mounted or
+running, since each host's namespaces end with its first process.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import IO
+
+from smdist.backends.local.hostns.host import HostSpec, init_pid, network_ready, start_host
+from smdist.backends.local.hostns.probe import SYSTEM_PATH
+from smdist.backends.local.hostns.sshd import SessionBroker, write_client
+from smdist.backends.local.hostns.switch import (
+    Switch,
+    hosts_file,
+    plug_in,
+    start_switch,
+    write_resolver,
+)
+
+
+class HostCluster:
+    """The hosts ``names`` (algo-1 first); ``route_out``: they reach what this machine reaches
+    (else only each other, as with ``enable_network_isolation``); ``user_namespace``: made
+    without root."""
+
+    def __init__(self, names: list[str], *, route_out: bool, user_namespace: bool) -> None:
+        self.names = list(names)
+        self.route_out = route_out
+        self.user_namespace = user_namespace
+        # Short (the sshd socket's path has a 108-byte limit) and private (mode 0700).
+        self.run = Path(tempfile.mkdtemp(prefix="smdist-hosts-"))
+        self.hosts_file = self.run / "hosts"
+        self.hosts_file.write_text(hosts_file(self.names))
+        self.tools = self.run / "bin"  # first on every host's PATH: its ``ssh``
+        write_client(self.tools, self.run)
+        self.environments: dict[str, dict[str, str]] = {}
+        self.switch: Switch | None = None
+        self._broker: SessionBroker | None = None
+        self._resolver: Path | None = None
+        self._idle: list[subprocess.Popen] = []
+
+    @property
+    def routes_out(self) -> bool:
+        return self.switch is not None and self.switch.routes_out
+
+    def open(self) -> str | None:
+        """Make the network and start the sshd; returns why the hosts have no route out where
+        one was asked for and could not be made (they still reach each other), else None."""
+        self.switch = start_switch(route_out=self.route_out, user_namespace=self.user_namespace)
+        if self.switch.routes_out:
+            self._resolver = write_resolver(self.run)
+        userns = self.switch.pid if self.user_namespace else None
+        self._broker = SessionBroker(self.run, self.environments, userns)
+        return self.switch.router_problem
+
+    def start(
+        self,
+        index: int,
+        root: Path,
+        argv: list[str],
+        env: dict[str, str],
+        *,
+        cwd: str = "/",
+        stdout: IO[bytes] | int,
+        stderr: IO[bytes] | int,
+        listen_ssh: bool = False,
+        command_env: dict[str, str] | None = None,
+    ) -> subprocess.Popen:
+        """Start host ``index`` (from 1) with ``root`` as its /opt/ml, running ``argv`` with
+        ``env`` (or ``command_env``; ``env`` is what its ssh sessions start from); returns its
+        ``unshare`` (which ignores SIGTERM: signal ``init_pid(process.pid)``)."""
+        assert self.switch is not None, "open() first"
+        name = self.names[index - 1]
+        self.environments[name] = env
+        state = self.run / name
+        own = env if command_env is None else command_env
+        spec = HostSpec(name, root, self.hosts_file, argv, own, cwd, listen_ssh, self._resolver)
+        userns = self.switch.pid if self.user_namespace else None
+        process = start_host(state, spec, stdout=stdout, stderr=stderr, user_namespace=userns)
+        try:
+            plug_in(process.pid, index, self.switch)
+        except BaseException:
+            process.kill()
+            process.wait()
+            raise
+        network_ready(state)
+        return process
+
+    def start_idle(self, index: int, root: Path, env: dict[str, str]) -> subprocess.Popen:
+        """A host that runs nothing of its own: a worker mpirun reaches over ssh. (Its first
+        process does not carry the job's environment: it is no process of the job's.)"""
+        process = self.start(
+            index, root, ["sleep", "infinity"], env, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, command_env={"PATH": SYSTEM_PATH},
+        )  # fmt: skip
+        self._idle.append(process)
+        return process
+
+    def close(self) -> None:
+        """End the idle hosts, the sshd and the network, and remove the run folder."""
+        for process in self._idle:
+            if process.poll() is None:
+                process.kill()  # unshare's end kills the host's PID 1, and with it the host
+                process.wait()
+        if self._broker is not None:
+            self._broker.close()
+        if self.switch is not None:
+            self.switch.stop()
+        shutil.rmtree(self.run, ignore_errors=True)
+
+
+__all__ = ["HostCluster", "init_pid"]

@@ -1,0 +1,233 @@
+"""Emulated hosts that are hosts: scripts written for SageMaker's containers, unchanged, on 2
+emulated hosts each in Linux namespaces of its own (``/opt/ml`` at its real path, hostname
+``algo-K``, its own network and ports), and the same on hosts that share this machine
+(``--no-namespaces``), where the log says what that does not reproduce.
+
+The scripts (``user_scripts/``): ``opt_ml_paths`` writes its model, checkpoints and TensorBoard
+files by literal ``/opt/ml`` path; ``tf_own_config`` builds its own TF_CONFIG on one fixed port;
+``same_port`` serves on one fixed port on every host and fetches from this machine;
+``ddp_rank_files`` saves one file per rank to the model directory.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from local_jobs import assert_nothing_left, smdist_run, tar_names
+
+from smdist.backends.local.host_start import NO_ROUTE, SHARED_LIMITS
+from smdist.backends.local.hostns import probe
+from smdist.backends.local.hostns.probe import FORCE_USER_NAMESPACE, namespace_support
+from smdist.backends.local.hostns.switch import router_path
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.torch,
+    pytest.mark.skipif(
+        namespace_support().mode is None, reason=f"no namespaces: {namespace_support().problem}"
+    ),
+]
+
+SCRIPTS = Path(__file__).resolve().parent / "user_scripts"
+OPT_ML = Path("/opt/ml")
+DDP = {"kind": "pytorch_ddp", "launcher": "torchrun"}
+TWO_BY_TWO = ("--hosts", "2", "--processes-per-host", "2")
+
+
+def write_job(directory: Path, script: str, strategy: dict, **extra: Any) -> Path:
+    job = {
+        "name": script.replace("_", "-"),
+        "strategy": strategy,
+        "cluster": {"instance_type": "ml.c5.xlarge", "instance_count": 2},
+        "code": {"source_dir": str(directory / script), "entry_point": "train.py"},
+        **extra,
+    }
+    if not (directory / script).exists():
+        shutil.copytree(SCRIPTS / script, directory / script)
+    path = directory / f"{script}.yaml"
+    path.write_text(yaml.safe_dump(job, sort_keys=False))
+    return path
+
+
+def machine_opt_ml() -> list[str] | None:
+    """What this machine's /opt/ml holds (None: there is none)."""
+    if not OPT_ML.exists():
+        return None
+    return sorted(str(path) for path in OPT_ML.rglob("*"))
+
+
+def host_runs(job_name: str) -> list[str]:
+    return [str(path) for path in Path(tempfile.gettempdir()).glob(f"smdist-{job_name}-*")]
+
+
+def assert_no_trace(run, tmp_path: Path, opt_ml_before: list[str] | None) -> None:
+    """Nothing written to this machine's /opt/ml, nothing mounted, running or left over."""
+    assert machine_opt_ml() == opt_ml_before
+    mounts = Path("/proc/self/mountinfo").read_text()
+    assert str(tmp_path) not in mounts and "/opt/ml" not in mounts
+    assert_nothing_left(tmp_path)
+    assert host_runs(run.job_dir().name) == []
+
+
+def test_a_script_that_writes_by_literal_opt_ml_paths(tmp_path):
+    before = machine_opt_ml()
+    checkpoint = {"s3_uri": "s3://bucket/checkpoints/opt-ml-paths"}
+    job = write_job(tmp_path, "opt_ml_paths", DDP, checkpoint=checkpoint)
+    run = smdist_run(job, tmp_path, *TWO_BY_TWO, timeout=240)
+    assert run.returncode == 0, run.output
+    hosts = run.job_dir() / "hosts"
+    model = run.job_dir() / "output" / "model.tar.gz"
+    assert sorted(set(tar_names(model)) - {"."}) == [f"rank-{rank}.pt" for rank in range(4)]
+    for rank, host in ((0, "algo-1"), (1, "algo-1"), (2, "algo-2"), (3, "algo-2")):
+        assert f"rank {rank} on {host} saved /opt/ml/model/rank-{rank}.pt" in run.output
+        assert (hosts / host / "model" / f"rank-{rank}.pt").is_file()
+    for host in ("algo-1", "algo-2"):  # folders the script made itself, in its host's /opt/ml
+        assert (hosts / host / "output" / "tensorboard" / f"events.{host}").is_file()
+    store = tmp_path / ".smdist" / "checkpoints" / "opt-ml-paths"
+    assert sorted(path.name for path in store.iterdir()) == ["checkpoint-0.pt", "checkpoint-2.pt"]
+    assert_no_trace(run, tmp_path, before)
+
+
+@pytest.mark.tf
+def test_a_tensorflow_script_with_its_own_tf_config_on_one_fixed_port(tmp_path):
+    pytest.importorskip("tensorflow")
+    before = machine_opt_ml()
+    job = write_job(tmp_path, "tf_own_config", {"kind": "mwms"})
+    run = smdist_run(job, tmp_path, "--hosts", "2", timeout=300)  # MWMS: one worker per host
+    assert run.returncode == 0, run.output
+    for index, host in enumerate(("algo-1", "algo-2")):
+        assert f"{host}: trained as worker {index} of 2 on port 2222" in run.output
+    model = run.job_dir() / "output" / "model.tar.gz"
+    assert {"algo-1.keras", "algo-2.keras"} <= set(tar_names(model))
+    assert_no_trace(run, tmp_path, before)
+
+
+class _Hello(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # noqa: N802 - the handler's name
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(b"hello from this machine")
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def machine_server():
+    """An HTTP server on this machine's own (non-loopback) address; its URL."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))  # no packet is sent: the route's source address
+        except OSError:
+            pytest.skip("this machine has no route off itself")
+        address = probe.getsockname()[0]
+    if address.startswith("127."):
+        pytest.skip("this machine has no address but loopback")
+    server = http.server.ThreadingHTTPServer(("0.0.0.0", 0), _Hello)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://{address}:{server.server_address[1]}/"
+    server.shutdown()
+
+
+def answers(output: str) -> dict[str, dict[str, str]]:
+    return {
+        match[1]: json.loads(match[2])
+        for match in re.finditer(r"(algo-\d rank \d+): answers (\{.*?\})", output)
+    }
+
+
+def test_the_same_port_on_every_host_and_this_machines_network(tmp_path, machine_server):
+    before = machine_opt_ml()
+    hyperparameters = {"fetch": machine_server}
+    job = write_job(tmp_path, "same_port", DDP, hyperparameters=hyperparameters)
+    run = smdist_run(job, tmp_path, *TWO_BY_TWO, timeout=240)
+    assert run.returncode == 0, run.output
+    every_host = {"algo-1": "algo-1", "algo-2": "algo-2"}  # each host's gethostname()
+    assert len(answers(run.output)) == 4 and all(
+        found == every_host for found in answers(run.output).values()
+    ), run.output
+    if router_path() is None:
+        assert NO_ROUTE in run.output
+        assert "algo-1: could not fetch" in run.output
+    else:
+        for host in ("algo-1", "algo-2"):
+            assert f"{host}: fetched hello from this machine" in run.output, run.output
+    assert_no_trace(run, tmp_path, before)
+
+
+def test_network_isolation_leaves_the_hosts_only_each_other(tmp_path, machine_server):
+    hyperparameters = {"fetch": machine_server}
+    network = {"isolation": True}
+    job = write_job(tmp_path, "same_port", DDP, hyperparameters=hyperparameters, network=network)
+    run = smdist_run(job, tmp_path, "--hosts", "2", "--processes-per-host", "1", timeout=240)
+    assert run.returncode == 0, run.output
+    assert len(answers(run.output)) == 2, run.output
+    for host in ("algo-1", "algo-2"):
+        assert f"{host}: could not fetch" in run.output
+    assert NO_ROUTE not in run.output  # isolation is asked for, not a missing helper
+    assert_nothing_left(tmp_path)
+
+
+def test_forced_shared_hosts_say_what_they_do_not_reproduce(tmp_path):
+    """``--no-namespaces``: the emulation that works anywhere. A script that saves through
+    SM_MODEL_DIR runs; the log names what scripts with literal /opt/ml paths or fixed ports
+    would meet (they are not run: they would write into this machine's /opt/ml)."""
+    job = write_job(tmp_path, "ddp_rank_files", DDP, hyperparameters={"steps": 2})
+    run = smdist_run(job, tmp_path, *TWO_BY_TWO, "--no-namespaces", timeout=240)
+    assert run.returncode == 0, run.output
+    [note] = [line for line in run.output.splitlines() if "namespaces turned off" in line]
+    assert SHARED_LIMITS in note
+    names = set(tar_names(run.job_dir() / "output" / "model.tar.gz"))
+    assert {f"model_{rank}.pth" for rank in range(4)} <= names
+    host_folder = str(run.job_dir() / "hosts" / "algo-2")
+    assert f"SM_MODEL_DIR={host_folder}/model" in (run.job_dir() / "commands.txt").read_text() or (
+        host_folder in run.output
+    )
+    assert_nothing_left(tmp_path)
+
+
+def test_hosts_made_in_a_user_namespace_run_the_job(tmp_path):
+    """The way without root: every host in one user namespace of the job's (forced here, as
+    root, where the Python that runs the job is one an unprivileged user may not execute)."""
+    job = write_job(tmp_path, "same_port", DDP)
+    forced = {FORCE_USER_NAMESPACE: "1"}
+    run = smdist_run(job, tmp_path, *TWO_BY_TWO, "--namespaces", timeout=240, env=forced)
+    assert run.returncode == 0, run.output
+    assert len(answers(run.output)) == 4, run.output
+    assert_nothing_left(tmp_path)
+    assert host_runs(run.job_dir().name) == []
+
+
+def test_an_unprivileged_user_is_offered_user_namespaces():
+    """What an unprivileged user's smdist finds here: the probe, run as ``nobody`` by the
+    system's Python (it needs only the standard library)."""
+    python = shutil.which("python3", path="/usr/bin:/bin")
+    if os.geteuid() != 0 or python is None:
+        pytest.skip("needs root (to become nobody) and a system python3")
+    source = Path(probe.__file__)
+    code = (
+        "import importlib.util as u, sys; "
+        f"s = u.spec_from_file_location('probe', {str(source)!r}); m = u.module_from_spec(s); "
+        "sys.modules['probe'] = m; s.loader.exec_module(m); print(m.namespace_support())"
+    )
+    done = subprocess.run(
+        ["setpriv", "--reuid", "nobody", "--regid", "nogroup", "--clear-groups", "--",
+         python, "-c", code],
+        cwd="/", env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    found = done.stdout.strip()
+    refused = "unprivileged user namespaces, which this kernel refused" in found
+    assert found == f"Support(mode='{probe.USER}', problem=None)" or refused, found
