@@ -11,6 +11,7 @@ import json
 import os
 import signal
 import tarfile
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -81,8 +82,11 @@ def test_kill_9_of_smdist_run_then_the_same_command_resumes_from_the_synced_chec
     assert sorted(path.name for path in store.iterdir()) == ["ckpt_2.pt", "ckpt_4.pt"]
     assert_nothing_left(tmp_path)
 
+    killed = sorted((tmp_path / ".smdist" / "jobs").iterdir())[0].name
     second = smdist_run(job, tmp_path, *command, timeout=240)
     assert second.returncode == 0, second.output
+    # The killed job's hosts died with it; the folder of their network went with the next job.
+    assert list(Path(tempfile.gettempdir()).glob(f"smdist-{killed}-*")) == []
     assert "rank 0: resumed from step 4 (ckpt_4.pt)" in second.output
     assert "checkpoint step=8 written" in second.output
     assert "ckpt_8.pt" in [path.name for path in store.iterdir()]

@@ -205,7 +205,10 @@ class LocalJob:
         cluster = None
         if mode.namespaces:
             cluster = HostCluster(
-                names.names, route_out=mode.route_out, user_namespace=mode.user_namespace
+                names.names,
+                route_out=mode.route_out,
+                user_namespace=mode.user_namespace,
+                label=self.name,
             )
             # Set now so that release() removes the cluster's run folder should the rest fail.
             self._starter = NamespaceHosts(cluster, [host.base for host in hosts], [])

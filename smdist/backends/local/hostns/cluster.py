@@ -9,12 +9,14 @@ running, since each host's namespaces end with its first process.
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 from typing import IO
 
+from smdist.backends.job_records import process_identity
 from smdist.backends.local.hostns.host import HostSpec, init_pid, network_ready, start_host
 from smdist.backends.local.hostns.probe import SYSTEM_PATH
 from smdist.backends.local.hostns.sshd import SessionBroker, write_client
@@ -26,18 +28,38 @@ from smdist.backends.local.hostns.switch import (
     write_resolver,
 )
 
+RUN_PREFIX = "smdist-"
+OWNER = "owner"  # [pid, start] of the process whose hosts these are
+
+
+def remove_abandoned_runs() -> None:
+    """Remove the run folders of clusters whose process is gone without closing them (it was
+    killed with SIGKILL: its hosts died with it, their folder stayed)."""
+    for owner in Path(tempfile.gettempdir()).glob(f"{RUN_PREFIX}*/{OWNER}"):
+        try:
+            identity = json.loads(owner.read_text())
+        except (OSError, ValueError):
+            continue
+        if not isinstance(identity, list) or process_identity(identity[0]) != identity:
+            shutil.rmtree(owner.parent, ignore_errors=True)
+
 
 class HostCluster:
     """The hosts ``names`` (algo-1 first); ``route_out``: they reach what this machine reaches
     (else only each other, as with ``enable_network_isolation``); ``user_namespace``: made
-    without root."""
+    without root; ``label``: in the name of the run folder."""
 
-    def __init__(self, names: list[str], *, route_out: bool, user_namespace: bool) -> None:
+    def __init__(
+        self, names: list[str], *, route_out: bool, user_namespace: bool, label: str = "hosts"
+    ) -> None:
         self.names = list(names)
         self.route_out = route_out
         self.user_namespace = user_namespace
-        # Short (the sshd socket's path has a 108-byte limit) and private (mode 0700).
-        self.run = Path(tempfile.mkdtemp(prefix="smdist-hosts-"))
+        remove_abandoned_runs()
+        # Short (the sshd socket's path has a 108-byte limit) and private (mode 0700); ``label``
+        # (the job's name) says whose it is, ``owner`` which process made it.
+        self.run = Path(tempfile.mkdtemp(prefix=f"{RUN_PREFIX}{label[:64]}-"))
+        (self.run / OWNER).write_text(json.dumps(process_identity()))
         self.hosts_file = self.run / "hosts"
         self.hosts_file.write_text(hosts_file(self.names))
         self.tools = self.run / "bin"  # first on every host's PATH: its ``ssh``
