@@ -9,7 +9,8 @@ show only what is specific to their strategy:
 - device and precision: one process per GPU, bf16 autocast where the GPU has it (fp16 with a
   gradient scaler otherwise), TF32 matmuls on Ampere and newer; plain fp32 on CPUs;
 - data: ``*.npz`` files (``x`` float32 [N, F], ``y`` int64 [N]) from the train channel, or a
-  learnable synthetic task; one shard per data-parallel rank;
+  learnable synthetic task; one shard per data-parallel rank, each batch gathered from the whole
+  tensors in one indexing operation, on the GPU where the data fits there;
 - a small MLP classifier;
 - checkpoints: the main rank writes, the main rank reads the newest and hands it to every rank
   (ranks on other hosts cannot see the main host's checkpoint directory);
@@ -20,6 +21,7 @@ torch is imported inside functions: ``smdist.runtime`` must import without it.
 """
 
 from smdist.runtime.torch_training.data import (
+    ShardedBatches,
     load_npz_dataset,
     load_train_data,
     sharded_loader,
@@ -66,6 +68,7 @@ __all__ = [
     "LoopSettings",
     "Precision",
     "RankAgreement",
+    "ShardedBatches",
     "build_classifier",
     "choose_precision",
     "collective_timeout",

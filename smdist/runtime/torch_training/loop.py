@@ -37,6 +37,8 @@ from smdist.runtime.torch_training.weights import report_checksum, save_weights
 if TYPE_CHECKING:
     import torch
 
+    from smdist.runtime.torch_training.data import ShardedBatches
+
 __all__ = [
     "AGREEMENT_SECONDS",
     "FIRST_AGREEMENT_STEPS",
@@ -204,7 +206,7 @@ class _Run:
 
 
 def run_training(
-    loader: torch.utils.data.DataLoader,
+    loader: ShardedBatches,
     sampler: torch.utils.data.DistributedSampler,
     train_step: Callable[[Any], torch.Tensor],
     settings: LoopSettings,
@@ -217,11 +219,13 @@ def run_training(
 ) -> LoopResult:
     """Train until ``epochs`` or ``max_steps``, or until SIGTERM reaches any rank.
 
-    ``train_step(batch)`` runs forward, backward and the optimizer step and returns the loss.
-    ``checkpoint(step)`` is called on every rank at the same steps (every ``checkpoint_every``
-    and the last); the callee decides which rank writes and returns the file it wrote (None on
-    the others), which the loop announces. A run resumed at ``start_step`` skips the batches of
-    its epoch already trained on; one resumed at the end trains nothing and says why.
+    ``loader`` gives the batches of the epoch ``sampler.set_epoch`` set (any sized iterable
+    does); ``train_step(batch)`` runs forward, backward and the optimizer step and returns the
+    loss. ``checkpoint(step)`` is called on every rank at the same steps (every
+    ``checkpoint_every`` and the last); the callee decides which rank writes and returns the
+    file it wrote (None on the others), which the loop announces. A run resumed at
+    ``start_step`` skips the batches of its epoch already trained on; one resumed at the end
+    trains nothing and says why.
 
     Metric lines (main rank, every ``log_every`` steps) report the main rank's mean loss over
     the window, so logging needs no collective. The only collective the loop adds is
