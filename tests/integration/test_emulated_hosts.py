@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 import yaml
 from local_jobs import assert_nothing_left, smdist_run, tar_names
+from torch_exit import EXIT_ABORT, past_torch_exit_aborts
 
 from smdist.backends.local.host_start import NO_ROUTE, SHARED_LIMITS
 from smdist.backends.local.hostns import probe
@@ -61,6 +62,19 @@ def write_job(directory: Path, script: str, strategy: dict, **extra: Any) -> Pat
     return path
 
 
+def run_ddp(job: Path, tmp_path: Path, *args: str, finished: str, ranks: int):
+    """``smdist run``, again under torch_exit's rule when a rank aborted at exit after every
+    rank had printed ``finished``."""
+    return past_torch_exit_aborts(
+        lambda _: smdist_run(job, tmp_path, *args, timeout=240),
+        lambda run: (
+            run.returncode != 0
+            and EXIT_ABORT.search(run.output) is not None
+            and run.output.count(finished) >= ranks
+        ),
+    )
+
+
 def machine_opt_ml() -> list[str] | None:
     """What this machine's /opt/ml holds (None: there is none)."""
     if not OPT_ML.exists():
@@ -85,7 +99,7 @@ def test_a_script_that_writes_by_literal_opt_ml_paths(tmp_path):
     before = machine_opt_ml()
     checkpoint = {"s3_uri": "s3://bucket/checkpoints/opt-ml-paths"}
     job = write_job(tmp_path, "opt_ml_paths", DDP, checkpoint=checkpoint)
-    run = smdist_run(job, tmp_path, *TWO_BY_TWO, timeout=240)
+    run = run_ddp(job, tmp_path, *TWO_BY_TWO, finished="saved /opt/ml/model/rank-", ranks=4)
     assert run.returncode == 0, run.output
     hosts = run.job_dir() / "hosts"
     model = run.job_dir() / "output" / "model.tar.gz"
@@ -185,7 +199,7 @@ def test_forced_shared_hosts_say_what_they_do_not_reproduce(tmp_path):
     SM_MODEL_DIR runs; the log names what scripts with literal /opt/ml paths or fixed ports
     would meet (they are not run: they would write into this machine's /opt/ml)."""
     job = write_job(tmp_path, "ddp_rank_files", DDP, hyperparameters={"steps": 2})
-    run = smdist_run(job, tmp_path, *TWO_BY_TWO, "--no-namespaces", timeout=240)
+    run = run_ddp(job, tmp_path, *TWO_BY_TWO, "--no-namespaces", finished="saved model_", ranks=4)
     assert run.returncode == 0, run.output
     [note] = [line for line in run.output.splitlines() if "namespaces turned off" in line]
     assert SHARED_LIMITS in note
