@@ -9,6 +9,8 @@ the launch the container would do) in both of the strategy's launcher modes:
   torchrun on each host with a static rendezvous;
 - ``examples/pytorch_ddp.yaml`` with ``max_restarts: 0``: smdist's torchrun launcher, one
   launcher process per host that starts torchrun with a static rendezvous;
+- the same with ``--no-namespaces``, for reference: hosts sharing this machine, what the
+  namespaces of real hosts cost;
 - ``examples/pytorch_ddp.yaml`` as shipped (``max_restarts: 1``): the same launcher with the
   c10d rendezvous that restarts need. The host that joins c10d first polls it once a second,
   so this mode starts about a second later by torch's design; it is printed for reference;
@@ -94,10 +96,10 @@ def timed_run(command: list[str], cwd: Path, timeout: float = 300) -> tuple[floa
     return first_step, started
 
 
-def smdist_command(job_file: Path, root: Path) -> list[str]:
+def smdist_command(job_file: Path, root: Path, *extra: str) -> list[str]:
     # --fresh: the examples keep checkpoints, and every run must train from step 1 (without
     # it the second run resumes from the first's last checkpoint and takes no step at all).
-    command = [sys.executable, "-m", "smdist.cli.app", "run", str(job_file), "--fresh"]
+    command = [sys.executable, "-m", "smdist.cli.app", "run", str(job_file), "--fresh", *extra]
     command += ["--hosts", "2", "--processes-per-host", "1", "--root", str(root)]
     for name, value in HYPERPARAMETERS.items():
         command += ["-H", f"{name}={value}"]
@@ -177,6 +179,9 @@ def main() -> None:
             "smdist run, smdist launcher": lambda: timed_run(
                 smdist_command(static_job, root), work
             ),
+            "smdist run, smdist launcher, shared hosts": lambda: timed_run(
+                smdist_command(static_job, root, "--no-namespaces"), work
+            ),
             "smdist run, smdist launcher + restarts": lambda: timed_run(
                 smdist_command(examples / "pytorch_ddp.yaml", root), work
             ),
@@ -203,6 +208,8 @@ def main() -> None:
             ratio = medians[name] / baseline
             if name.endswith("restarts"):
                 note = "c10d, for reference"
+            elif name.endswith("shared hosts"):
+                note = "no namespaces, for reference"
             elif name.endswith("smdist launcher"):
                 note = "target <= 1.10"
             else:

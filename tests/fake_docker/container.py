@@ -72,7 +72,7 @@ def _mount_volumes(mounts: list[dict], scratch: Path) -> list[Path]:
     creatable: list[Path] = []
     if any(_under(Path(mount["target"]), [opt_ml]) for mount in mounts):
         if opt_ml.is_dir():  # this machine's /opt/ml: hidden, as an image's own would be
-            namespace.mount("-t", "tmpfs", "tmpfs", str(opt_ml))
+            namespace.mount("tmpfs", str(opt_ml), "tmpfs")
         else:
             namespace.provide_opt_ml(scratch)
         creatable.append(opt_ml)
@@ -80,9 +80,7 @@ def _mount_volumes(mounts: list[dict], scratch: Path) -> list[Path]:
     for mount in sorted(mounts, key=lambda mount: len(Path(mount["target"]).parts)):
         source, target = Path(mount["source"]), Path(mount["target"])
         _make_mount_point(target, source.is_dir(), creatable)
-        namespace.mount("--bind", str(source), str(target))
-        if mount["readonly"]:
-            namespace.mount("-o", "remount,bind,ro", str(target))
+        namespace.bind(str(source), str(target), read_only=mount["readonly"])
         if source.is_dir():
             creatable.append(target)
     return creatable
@@ -92,9 +90,9 @@ def enter(spec_path: str) -> None:
     spec = json.loads(Path(spec_path).read_text())
     _die_with(spec["parent"])
     creatable = _mount_volumes(spec["mounts"], Path(spec["scratch"]))
-    namespace.mount("--bind", spec["hosts_file"], "/etc/hosts")
+    namespace.bind(spec["hosts_file"], "/etc/hosts")
     if Path("/etc/hostname").is_file():
-        namespace.mount("--bind", spec["hostname_file"], "/etc/hostname")
+        namespace.bind(spec["hostname_file"], "/etc/hostname")
     socket.sethostname(spec["hostname"])
     workdir = Path(spec["workdir"])
     _make_mount_point(workdir, True, creatable)  # Docker makes a missing working directory

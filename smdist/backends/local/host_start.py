@@ -87,6 +87,9 @@ class SharedHosts:
             stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
 
+    def all_spawned(self) -> None:
+        pass
+
     def signal_pid(self, process: subprocess.Popen) -> int | None:
         return process.pid
 
@@ -109,11 +112,13 @@ class NamespaceHosts:
         self.roots = roots
         self.idle = idle
         self._closed = False
+        self._uncabled: list[tuple[int, subprocess.Popen]] = []
 
     def open(self) -> str | None:
         problem = self.cluster.open()
         for index, env in self.idle:
-            self.cluster.start_idle(index + 1, self.roots[index], env)
+            process = self.cluster.start_idle(index + 1, self.roots[index], env, cable=False)
+            self._uncabled.append((index + 1, process))
         if problem is None:
             return None
         return f"the hosts reach only each other: no route out of the job's network ({problem})"
@@ -122,10 +127,18 @@ class NamespaceHosts:
         self, command: HostCommand, argv: list[str], output: IO[bytes] | int
     ) -> subprocess.Popen:
         index = command.host.index
-        return self.cluster.start(
+        process = self.cluster.start(
             index + 1, self.roots[index], argv, command.env, cwd=str(command.cwd),
-            stdout=output, stderr=subprocess.STDOUT,
+            stdout=output, stderr=subprocess.STDOUT, cable=False,
         )  # fmt: skip
+        self._uncabled.append((index + 1, process))
+        return process
+
+    def all_spawned(self) -> None:
+        """Cable every host now that all have started (their namespaces made meanwhile)."""
+        uncabled, self._uncabled = self._uncabled, []
+        for index, process in uncabled:
+            self.cluster.cable(index, process)
 
     def signal_pid(self, process: subprocess.Popen) -> int | None:
         return init_pid(process.pid)  # unshare ignores SIGTERM; the host's PID 1 takes it

@@ -136,10 +136,12 @@ class Supervisor:
         try:
             for command in self.commands:
                 self.hosts.append(self._spawn(command))
+            self.starter.all_spawned()
         except (OSError, RuntimeError) as error:  # RuntimeError: a host's network failed
             self.log.note(f"could not start a host process: {error}")
             outcome.stop_cause, outcome.stop_detail = FAILURE, str(error)
-            outcome.failed_hosts.append(self.commands[len(self.hosts)].host.name)
+            failed = self.commands[min(len(self.hosts), len(self.commands) - 1)]
+            outcome.failed_hosts.append(failed.host.name)
         kill_at: float | None = None
         if outcome.stop_cause:
             kill_at = self._begin_stop()

@@ -96,33 +96,45 @@ class HostCluster:
         stderr: IO[bytes] | int,
         listen_ssh: bool = False,
         command_env: dict[str, str] | None = None,
+        cable: bool = True,
     ) -> subprocess.Popen:
         """Start host ``index`` (from 1) with ``root`` as its /opt/ml, running ``argv`` with
         ``env`` (or ``command_env``; ``env`` is what its ssh sessions start from); returns its
-        ``unshare`` (which ignores SIGTERM: signal ``init_pid(process.pid)``)."""
+        ``unshare`` (which ignores SIGTERM: signal ``init_pid(process.pid)``). The command runs
+        once the host is cabled: here, or with ``cable=False`` by ``cable(index, process)``
+        (hosts started together, then cabled, start sooner)."""
         assert self.switch is not None, "open() first"
         name = self.names[index - 1]
         self.environments[name] = env
-        state = self.run / name
         own = env if command_env is None else command_env
         spec = HostSpec(name, root, self.hosts_file, argv, own, cwd, listen_ssh, self._resolver)
         userns = self.switch.pid if self.user_namespace else None
-        process = start_host(state, spec, stdout=stdout, stderr=stderr, user_namespace=userns)
+        process = start_host(
+            self.run / name, spec, stdout=stdout, stderr=stderr, user_namespace=userns
+        )
+        if cable:
+            self.cable(index, process)
+        return process
+
+    def cable(self, index: int, process: subprocess.Popen) -> None:
+        """Give the started host ``index`` its ``eth0``; its command then runs."""
+        assert self.switch is not None, "open() first"
         try:
             plug_in(process.pid, index, self.switch)
         except BaseException:
             process.kill()
             process.wait()
             raise
-        network_ready(state)
-        return process
+        network_ready(self.run / self.names[index - 1])
 
-    def start_idle(self, index: int, root: Path, env: dict[str, str]) -> subprocess.Popen:
+    def start_idle(
+        self, index: int, root: Path, env: dict[str, str], *, cable: bool = True
+    ) -> subprocess.Popen:
         """A host that runs nothing of its own: a worker mpirun reaches over ssh. (Its first
         process does not carry the job's environment: it is no process of the job's.)"""
         process = self.start(
             index, root, ["sleep", "infinity"], env, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, command_env={"PATH": SYSTEM_PATH},
+            stderr=subprocess.DEVNULL, command_env={"PATH": SYSTEM_PATH}, cable=cable,
         )  # fmt: skip
         self._idle.append(process)
         return process

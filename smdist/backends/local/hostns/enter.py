@@ -20,10 +20,10 @@ Standard library only, started without site-packages: it runs before any of the 
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -33,8 +33,26 @@ SETUP_TIMEOUT = 60.0
 SSHD = "/usr/sbin/sshd"
 
 
-def mount(*arguments: str) -> None:
-    subprocess.run(["mount", *arguments], check=True)
+MS_RDONLY, MS_REMOUNT, MS_BIND = 1, 32, 4096
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def mount(source: str, target: str, kind: str | None = None, options: str | None = None,
+          flags: int = 0) -> None:  # fmt: skip
+    """mount(2) itself: a host starts sooner than with a ``mount`` process per mount."""
+    done = _LIBC.mount(
+        source.encode(), target.encode(), kind.encode() if kind else None, flags,
+        options.encode() if options else None,
+    )  # fmt: skip
+    if done != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, f"mount {source} on {target}: {os.strerror(error)}")
+
+
+def bind(source: str, target: str, read_only: bool = False) -> None:
+    mount(source, target, flags=MS_BIND)
+    if read_only:  # a bind mount is made read-only by remounting it
+        mount("none", target, flags=MS_REMOUNT | MS_BIND | MS_RDONLY)
 
 
 def provide_opt_ml(scratch: Path) -> None:
@@ -45,16 +63,15 @@ def provide_opt_ml(scratch: Path) -> None:
     if not parent.is_dir():
         raise SystemExit(f"emulated host: neither {OPT_ML} nor {parent} exists")
     scratch.mkdir(parents=True, exist_ok=True)
-    mount("-t", "tmpfs", "tmpfs", str(scratch))
+    mount("tmpfs", str(scratch), "tmpfs")
     upper, work = scratch / "upper", scratch / "work"
     upper.mkdir()
     work.mkdir()
     options = f"lowerdir={parent},upperdir={upper},workdir={work}"
-    mounted = subprocess.run(
-        ["mount", "-t", "overlay", "overlay", "-o", options, str(parent)], capture_output=True
-    )
-    if mounted.returncode != 0:
-        raise SystemExit(f"emulated host: no /opt/ml and no overlayfs: {mounted.stderr!r}")
+    try:
+        mount("overlay", str(parent), "overlay", options)
+    except OSError as error:
+        raise SystemExit(f"emulated host: no /opt/ml and no overlayfs: {error}") from None
     OPT_ML.mkdir()
 
 
@@ -63,7 +80,7 @@ def await_file(path: Path, what: str) -> None:
     while not path.exists():
         if time.monotonic() > deadline:
             raise SystemExit(f"emulated host: {what} never came ({path})")
-        time.sleep(0.02)
+        time.sleep(0.002)
 
 
 def _listen_as_sshd() -> None:
@@ -90,11 +107,11 @@ def read_spec(fd: int) -> dict:
 def enter(spec: dict) -> None:
     state = Path(spec["state"])
     provide_opt_ml(Path(spec["scratch"]))
-    mount("--bind", spec["root"], str(OPT_ML))
-    mount("--bind", spec["hosts_file"], "/etc/hosts")
-    mount("--bind", spec["etc_environment"], "/etc/environment")
+    bind(spec["root"], str(OPT_ML))
+    bind(spec["hosts_file"], "/etc/hosts")
+    bind(spec["etc_environment"], "/etc/environment")
     if spec.get("resolv_conf"):  # the job network's resolver, where the machine's is loopback
-        mount("--bind", spec["resolv_conf"], "/etc/resolv.conf")
+        bind(spec["resolv_conf"], "/etc/resolv.conf")
     socket.sethostname(spec["host"])
     os.chdir(spec.get("cwd") or "/")
     await_file(state / "network", "the host's network")  # cabled from outside

@@ -71,6 +71,11 @@ class SessionBroker:
 
     def close(self) -> None:
         self._stopping.set()
+        try:  # wake the accept at once rather than at its next timeout
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as wake:
+                wake.connect(str(self._run / SESSIONS_SOCKET))
+        except OSError:
+            pass
         self._thread.join()
         self._server.close()
 
@@ -80,6 +85,9 @@ class SessionBroker:
                 connection, _ = self._server.accept()
             except TimeoutError:
                 continue
+            if self._stopping.is_set():
+                connection.close()
+                return
             threading.Thread(target=self._session, args=(connection,), daemon=True).start()
 
     def _session(self, connection: socket.socket) -> None:

@@ -55,18 +55,20 @@ def resolver_file(text: str) -> str | None:
     return "\n".join([f"nameserver {DNS_SERVER}", *kept]) + "\n"
 
 
-def _ip(*arguments: str, inside: int | None = None, user: bool = False) -> None:
-    """``ip ARGUMENTS``, in the network namespace of process ``inside`` when given (and its
-    user namespace with ``user``: hosts made without root)."""
+def _ip(*commands: list[str], inside: int | None = None, user: bool = False) -> None:
+    """``ip`` commands (one process: ``ip -batch``), in the network namespace of process
+    ``inside`` when given (and its user namespace with ``user``: hosts made without root)."""
     enter = []
     if inside:
         enter = ["nsenter", "--target", str(inside), *(["--user", "--preserve-credentials"]
                  if user else []), "--net", "--"]  # fmt: skip
     done = subprocess.run(
-        [*enter, "ip", *arguments], capture_output=True, text=True, env={"PATH": SYSTEM_PATH}
-    )
+        [*enter, "ip", "-batch", "-"], input="".join(" ".join(c) + "\n" for c in commands),
+        capture_output=True, text=True, env={"PATH": SYSTEM_PATH},
+    )  # fmt: skip
     if done.returncode != 0:
-        raise RuntimeError(f"ip {' '.join(arguments)}: {done.stderr.strip()}")
+        listed = "; ".join(" ".join(command) for command in commands)
+        raise RuntimeError(f"ip {listed}: {done.stderr.strip()}")
 
 
 def await_own_network(pid: int) -> None:
@@ -76,7 +78,7 @@ def await_own_network(pid: int) -> None:
     while os.readlink(f"/proc/{pid}/ns/net") == os.readlink("/proc/self/ns/net"):
         if time.monotonic() > deadline:
             raise RuntimeError(f"process {pid} never got a network namespace of its own")
-        time.sleep(0.02)
+        time.sleep(0.002)
 
 
 def router_path() -> str | None:
@@ -125,8 +127,8 @@ def start_switch(*, route_out: bool = False, user_namespace: bool = False) -> Sw
     switch = Switch(process, user_namespace)
     try:
         await_own_network(process.pid)
-        _ip("link", "add", "br0", "type", "bridge", inside=process.pid, user=user_namespace)
-        _ip("link", "set", "br0", "up", inside=process.pid, user=user_namespace)
+        _ip(["link", "add", "br0", "type", "bridge"], ["link", "set", "br0", "up"],
+            inside=process.pid, user=user_namespace)  # fmt: skip
         router = router_path()
         if route_out and router is not None:
             try:
@@ -158,11 +160,11 @@ def _start_router(router: str, switch: Switch) -> subprocess.Popen:
             process.kill()
             message = process.communicate()[1].decode(errors="replace").strip()
             raise RuntimeError(f"{router} did not start: {message}")
-    user = switch.user_namespace
-    _ip("link", "set", "tap0", "master", "br0", "up", inside=switch.pid, user=user)
     # slirp answers for any address it is sent: frames for a host that is gone (its MAC
     # unknown to the bridge, so flooded) must not reach it, or the dead host seems to answer.
-    _ip("link", "set", "tap0", "type", "bridge_slave", "flood", "off", inside=switch.pid, user=user)
+    _ip(["link", "set", "tap0", "master", "br0", "up"],
+        ["link", "set", "tap0", "type", "bridge_slave", "flood", "off"],
+        inside=switch.pid, user=switch.user_namespace)  # fmt: skip
     return process
 
 
@@ -172,15 +174,14 @@ def plug_in(host: int, index: int, switch: Switch, address: str | None = None) -
     await_own_network(host)
     port, user = f"veth{index}", switch.user_namespace
     # Made in the switch's namespace (its user namespace's root may move a link to the host).
-    _ip("link", "add", "eth0", "netns", str(host), "type", "veth", "peer", "name", port,
-        inside=switch.pid, user=user)  # fmt: skip
-    _ip("link", "set", port, "master", "br0", "up", inside=switch.pid, user=user)
+    _ip(["link", "add", "eth0", "netns", str(host), "type", "veth", "peer", "name", port],
+        ["link", "set", port, "master", "br0", "up"], inside=switch.pid, user=user)  # fmt: skip
     address = address or host_address(index)
-    _ip("addr", "add", f"{address}/24", "dev", "eth0", inside=host, user=user)
-    _ip("link", "set", "eth0", "up", inside=host, user=user)
-    _ip("link", "set", "lo", "up", inside=host, user=user)
+    commands = [["addr", "add", f"{address}/24", "dev", "eth0"], ["link", "set", "eth0", "up"],
+                ["link", "set", "lo", "up"]]  # fmt: skip
     if switch.routes_out:
-        _ip("route", "add", "default", "via", GATEWAY, inside=host, user=user)
+        commands.append(["route", "add", "default", "via", GATEWAY])
+    _ip(*commands, inside=host, user=user)
 
 
 def write_resolver(run: Path) -> Path | None:
