@@ -126,10 +126,17 @@ def smdist_run(
             stdout=handle,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            preexec_fn=_as_in_a_terminal,
         )
     if start_only:
         return process, log
     return finish(process, log, root, timeout)
+
+
+def _as_in_a_terminal() -> None:
+    """Ctrl-C's default, as a terminal gives it, even where the tests run in the background
+    of a script (which starts them with SIGINT ignored, and Python then keeps it ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def finish(process: subprocess.Popen, log: Path, root: Path, timeout: float) -> Run:
