@@ -5,7 +5,7 @@ to the moto server) equals the request ``smdist submit --dry-run`` shows for the
 from __future__ import annotations
 
 import pytest
-from conformance_cases import CASES, SMDDP, TF
+from conformance_cases import CASES, SMDDP, TF, conformance_job, every_option_settings
 
 from smdist.backends import sagemaker as backend
 from smdist.planning.plan import plan
@@ -40,53 +40,19 @@ def submit_and_compare(spec: JobSpec, boto_session, captured: list[dict]) -> dic
 
 @pytest.mark.parametrize(("name", "strategy", "code", "cluster"), CASES)
 def test_sdk_request_equals_dry_run(name, strategy, code, cluster, boto_session, captured_requests):
-    instance_type, count = cluster
-    spec = JobSpec.from_dict(
-        {
-            "name": f"conf-{name}".replace("_", "-"),
-            "strategy": strategy,
-            "cluster": {"instance_type": instance_type, "instance_count": count},
-            "code": code,
-            "hyperparameters": {"epochs": 2, "note": "two words", "flag": True, "sizes": [1, 2]},
-            "checkpoint": {"s3_uri": f"s3://{BUCKET}/checkpoints/{name}"},
-            "max_run": 5400,
-        }
-    )
+    spec = conformance_job("conf", BUCKET, name, strategy, code, cluster)
     sent = submit_and_compare(spec, boto_session, captured_requests)
-    assert sent["ResourceConfig"]["InstanceCount"] == count
+    assert sent["ResourceConfig"]["InstanceCount"] == cluster[1]
     assert sent["HyperParameters"]["sagemaker_program"].strip('"').endswith(".py")
 
 
 def test_every_job_option_reaches_the_request(boto_session, captured_requests):
-    spec = JobSpec.from_dict(
-        {
-            "name": "conf-options",
-            "strategy": {"kind": "sddp"},
-            "cluster": {"instance_type": "ml.p4d.24xlarge", "instance_count": 2},
-            "code": SMDDP,
-            "inputs": {
-                "train": f"s3://{BUCKET}/data/train",
-                "val": {
-                    "uri": f"s3://{BUCKET}/data/val",
-                    "distribution": "ShardedByS3Key",
-                    "input_mode": "FastFile",
-                },
-            },
-            "output_path": f"s3://{BUCKET}/models",
-            "checkpoint": {"s3_uri": f"s3://{BUCKET}/ckpt", "local_path": "/opt/ml/ckpt"},
-            "spot": {"enabled": True, "max_wait": 7200},
-            "max_run": 3600,
-            "network": {
-                "subnets": ["subnet-0123456789abcdef0"],
-                "security_group_ids": ["sg-0123456789abcdef0"],
-                "isolation": True,
-                "encrypt_inter_container_traffic": True,
-            },
-            "kms": {"volume_key_id": "alias/volume", "output_key_id": "alias/output"},
-            "tags": {"team": "vision"},
-            "environment": {"NCCL_DEBUG": "INFO"},
-        }
-    )
+    spec = conformance_job(
+        "conf", BUCKET, "options", {"kind": "sddp"}, SMDDP, ("ml.p4d.24xlarge", 2),
+        **every_option_settings(BUCKET),
+        checkpoint={"s3_uri": f"s3://{BUCKET}/ckpt", "local_path": "/opt/ml/ckpt"},
+        max_run=3600,
+    )  # fmt: skip
     sent = submit_and_compare(spec, boto_session, captured_requests)
     assert sent["EnableManagedSpotTraining"] is True
     assert sent["StoppingCondition"] == {"MaxRuntimeInSeconds": 3600, "MaxWaitTimeInSeconds": 7200}
