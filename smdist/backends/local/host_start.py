@@ -106,11 +106,14 @@ class NamespaceHosts:
     own (an MPI job's workers, which mpirun reaches over ssh)."""
 
     def __init__(
-        self, cluster: HostCluster, roots: list[Path], idle: list[tuple[int, dict[str, str]]]
+        self,
+        cluster: HostCluster,
+        roots: list[Path],
+        idle: list[tuple[int, dict[str, str]]] | None = None,
     ) -> None:
         self.cluster = cluster
         self.roots = roots
-        self.idle = idle
+        self.idle = idle or []
         self._closed = False
         self._uncabled: list[tuple[int, subprocess.Popen]] = []
 

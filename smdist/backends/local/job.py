@@ -211,7 +211,7 @@ class LocalJob:
                 label=self.name,
             )
             # Set now so that release() removes the cluster's run folder should the rest fail.
-            self._starter = NamespaceHosts(cluster, [host.base for host in hosts], [])
+            self._starter = starter = NamespaceHosts(cluster, [host.base for host in hosts])
         prepared = prepare_commands(
             plan,
             layout,
@@ -225,7 +225,7 @@ class LocalJob:
         )
         self.commands = prepared.commands
         if cluster is not None:  # the workers mpirun reaches run nothing of their own
-            self._starter = NamespaceHosts(cluster, [h.base for h in hosts], prepared.idle())
+            starter.idle = prepared.idle()
         write_commands_file(self.job_dir / "commands.txt", self.commands)
         log.note(f"[prepare] done in {time.monotonic() - began:.1f} s")
         self._write_record()
