@@ -4,7 +4,8 @@ emulated hosts each in Linux namespaces of its own (``/opt/ml`` at its real path
 (``--no-namespaces``), where the log says what that does not reproduce.
 
 The scripts (``user_scripts/``): ``opt_ml_paths`` writes its model, checkpoints and TensorBoard
-files by literal ``/opt/ml`` path; ``tf_own_config`` builds its own TF_CONFIG on one fixed port;
+files by literal ``/opt/ml`` path, and scratch in ``/tmp`` and ``/dev/shm``; ``tf_own_config``
+builds its own TF_CONFIG on one fixed port;
 ``same_port`` serves on one fixed port on every host and fetches from this machine;
 ``ddp_rank_files`` saves one file per rank to the model directory.
 """
@@ -20,12 +21,13 @@ import socket
 import subprocess
 import tempfile
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from local_jobs import assert_nothing_left, smdist_run, tar_names
+from local_jobs import EXAMPLES, SMALL, assert_nothing_left, smdist_run, tar_names
 from torch_exit import EXIT_ABORT, past_torch_exit_aborts
 
 from smdist.backends.local.host_start import NO_ROUTE, SHARED_LIMITS
@@ -109,6 +111,10 @@ def test_a_script_that_writes_by_literal_opt_ml_paths(tmp_path):
         assert (hosts / host / "model" / f"rank-{rank}.pt").is_file()
     for host in ("algo-1", "algo-2"):  # folders the script made itself, in its host's /opt/ml
         assert (hosts / host / "output" / "tensorboard" / f"events.{host}").is_file()
+    for host, ranks in (("algo-1", [0, 1]), ("algo-2", [2, 3])):  # each host's /tmp its own
+        for scratch in ("/tmp", "/dev/shm"):
+            assert f"{host}: {scratch}/opt-ml-paths-ranks holds ranks {ranks}" in run.output
+            assert not Path(scratch, "opt-ml-paths-ranks").exists()  # nor this machine's
     store = tmp_path / ".smdist" / "checkpoints" / "opt-ml-paths"
     assert sorted(path.name for path in store.iterdir()) == ["checkpoint-0.pt", "checkpoint-2.pt"]
     assert_no_trace(run, tmp_path, before)
@@ -179,6 +185,25 @@ def test_the_same_port_on_every_host_and_this_machines_network(tmp_path, machine
         for host in ("algo-1", "algo-2"):
             assert f"{host}: fetched hello from this machine" in run.output, run.output
     assert_no_trace(run, tmp_path, before)
+
+
+@pytest.mark.horovod
+def test_two_jobs_at_once_each_with_its_own_algo_1(tmp_path):
+    """Two MPI jobs at the same time: both have an ``algo-1`` whose mpirun has the same PID in
+    its host's PID namespace, so what Open MPI names after them in ``/tmp`` would collide on a
+    shared one (``getting local rank failed``). Each host's ``/tmp`` is its own."""
+    pytest.importorskip("horovod.torch")
+    jobs = []
+    for name in ("first", "second"):
+        folder = tmp_path / name
+        folder.mkdir()
+        jobs.append((shutil.copy(EXAMPLES / "horovod_pytorch.yaml", folder), folder))
+    with ThreadPoolExecutor(2) as pool:
+        one_host_two_ranks = ("--hosts", "1", "--processes-per-host", "2", *SMALL)
+        runs = list(pool.map(lambda job: smdist_run(*job, *one_host_two_ranks), jobs))
+    for run, (_, folder) in zip(runs, jobs, strict=True):
+        assert run.returncode == 0, run.output
+        assert_nothing_left(folder)
 
 
 def test_network_isolation_leaves_the_hosts_only_each_other(tmp_path, machine_server):

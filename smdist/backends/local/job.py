@@ -209,6 +209,7 @@ class LocalJob:
                 route_out=mode.route_out,
                 user_namespace=mode.user_namespace,
                 label=self.name,
+                lend=[self.job_dir, Path(self.python)],
             )
             # Set now so that release() removes the cluster's run folder should the rest fail.
             self._starter = starter = NamespaceHosts(cluster, [host.base for host in hosts])

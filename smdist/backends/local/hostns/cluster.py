@@ -18,6 +18,7 @@ from typing import IO
 
 from smdist.backends.job_records import process_identity
 from smdist.backends.local.hostns.host import HostSpec, init_pid, network_ready, start_host
+from smdist.backends.local.hostns.lent import lent_paths
 from smdist.backends.local.hostns.probe import SYSTEM_PATH
 from smdist.backends.local.hostns.sshd import SessionBroker, write_client
 from smdist.backends.local.hostns.switch import (
@@ -47,12 +48,20 @@ def remove_abandoned_runs() -> None:
 class HostCluster:
     """The hosts ``names`` (algo-1 first); ``route_out``: they reach what this machine reaches
     (else only each other, as with ``enable_network_isolation``); ``user_namespace``: made
-    without root; ``label``: in the name of the run folder."""
+    without root; ``label``: in the name of the run folder; ``lend``: what the hosts run from
+    or read (the job's folder), which they see where it lies in this machine's /tmp."""
 
     def __init__(
-        self, names: list[str], *, route_out: bool, user_namespace: bool, label: str = "hosts"
+        self,
+        names: list[str],
+        *,
+        route_out: bool,
+        user_namespace: bool,
+        label: str = "hosts",
+        lend: list[Path] | None = None,
     ) -> None:
         self.names = list(names)
+        self.lend = list(lend or [])
         self.route_out = route_out
         self.user_namespace = user_namespace
         remove_abandoned_runs()
@@ -107,7 +116,10 @@ class HostCluster:
         name = self.names[index - 1]
         self.environments[name] = env
         own = env if command_env is None else command_env
-        spec = HostSpec(name, root, self.hosts_file, argv, own, cwd, listen_ssh, self._resolver)
+        lent = lent_paths([self.run, root, *self.lend, *argv[:1]], own)
+        spec = HostSpec(
+            name, root, self.hosts_file, argv, own, cwd, listen_ssh, self._resolver, tuple(lent)
+        )
         userns = self.switch.pid if self.user_namespace else None
         process = start_host(
             self.run / name, spec, stdout=stdout, stderr=stderr, user_namespace=userns

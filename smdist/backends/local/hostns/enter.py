@@ -10,6 +10,8 @@ user's credentials, is never written to disk.
   nothing and writing nothing to the machine;
 - ``/etc/hosts`` names every host of the job, ``/etc/environment`` is the host's own (SageMaker's
   MPI drivers write the rank environment there for the sshd sessions mpirun opens);
+- ``/tmp`` and ``/dev/shm`` are the host's own, as a container's are (``lent.py``): of this
+  machine's ``/tmp`` it sees only the folders lent to it, at their paths;
 - the hostname is ``algo-K``; the command starts once the host's ``eth0`` is cabled (the
   ``network`` file in its state folder), and ``ready`` tells ssh sessions they may come;
 - with ``listen_ssh``, port 22 answers as a Deep Learning Container's sshd does, for drivers
@@ -75,6 +77,28 @@ def provide_opt_ml(scratch: Path) -> None:
     OPT_ML.mkdir()
 
 
+def own_tmp(own: str, lent: list[str]) -> None:
+    """The host's own ``/tmp`` (the folder ``own``), with the folders ``lent`` from this
+    machine's ``/tmp`` at their paths."""
+    # Opened before /tmp is covered, then bound from the open folder: its path is hidden by then.
+    folders = [os.open(path, os.O_PATH) for path in lent]
+    bind(own, "/tmp")
+    for path, folder in zip(lent, folders, strict=True):
+        source = f"/proc/self/fd/{folder}"
+        if os.path.isdir(source):
+            os.mkdir(path)
+        else:
+            open(path, "x").close()
+        bind(source, path)
+        os.close(folder)
+
+
+def own_shm() -> None:
+    """A fresh ``/dev/shm``: shared-memory names (Open MPI's, NCCL's) are per host too."""
+    if os.path.isdir("/dev/shm"):
+        mount("tmpfs", "/dev/shm", "tmpfs", "mode=1777")
+
+
 def await_file(path: Path, what: str) -> None:
     deadline = time.monotonic() + SETUP_TIMEOUT
     while not path.exists():
@@ -110,6 +134,8 @@ def enter(spec: dict) -> None:
     bind(spec["root"], str(OPT_ML))
     bind(spec["hosts_file"], "/etc/hosts")
     bind(spec["etc_environment"], "/etc/environment")
+    own_tmp(spec["own_tmp"], spec["lent"])
+    own_shm()
     if spec.get("resolv_conf"):  # the job network's resolver, where the machine's is loopback
         bind(spec["resolv_conf"], "/etc/resolv.conf")
     socket.sethostname(spec["host"])

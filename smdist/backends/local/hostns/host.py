@@ -37,6 +37,7 @@ class HostSpec:
     cwd: str = "/"
     listen_ssh: bool = False  # port 22 answers, as a DLC's sshd does
     resolv_conf: Path | None = None  # instead of the machine's /etc/resolv.conf
+    lent: tuple[str, ...] = ()  # folders of this machine's /tmp the host sees (lent.py)
 
 
 def namespace_command(user_namespace: int | None = None) -> list[str]:
@@ -64,6 +65,9 @@ def start_host(
     ``state/network`` exists (see ``switch.plug_in``)."""
     state.mkdir(parents=True, exist_ok=True)
     (state / ETC_ENVIRONMENT).write_text("")  # the host's own /etc/environment
+    own_tmp = state / "tmp"
+    own_tmp.mkdir(exist_ok=True)
+    own_tmp.chmod(0o1777)  # as /tmp is: everyone's, each one's own files
     enter_spec = {
         "host": spec.name,
         "root": str(spec.root),
@@ -71,6 +75,8 @@ def start_host(
         "etc_environment": str(state / ETC_ENVIRONMENT),
         "resolv_conf": str(spec.resolv_conf) if spec.resolv_conf else None,
         "scratch": str(state / "scratch"),
+        "own_tmp": str(own_tmp),
+        "lent": list(spec.lent),
         "state": str(state),
         "cwd": spec.cwd,
         "listen_ssh": spec.listen_ssh,

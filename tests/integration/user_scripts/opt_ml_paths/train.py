@@ -5,6 +5,9 @@ nothing from SM_* variables and writes by literal path.
 - the first process of each host makes ``/opt/ml/checkpoints`` (the path SageMaker syncs for
   spot jobs, which no SM_* variable names) and ``/opt/ml/output/tensorboard`` itself, then
   writes a checkpoint and an event file there;
+- every rank notes its rank in ``/tmp/opt-ml-paths-ranks`` and ``/dev/shm/opt-ml-paths-ranks``
+  (scratch by literal path, as scripts do), and the first process of each host prints which
+  ranks it finds there: in a container, only its own host's;
 - it prints the host it believes it runs on (``socket.gethostname()``).
 """
 
@@ -16,6 +19,7 @@ import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
 CHECKPOINTS = "/opt/ml/checkpoints"
+SCRATCH = ("/tmp/opt-ml-paths-ranks", "/dev/shm/opt-ml-paths-ranks")
 TENSORBOARD = "/opt/ml/output/tensorboard"
 
 
@@ -40,6 +44,15 @@ def main() -> None:
             events.write("loss\n")
     torch.save(model.module.state_dict(), f"/opt/ml/model/rank-{rank}.pt")
     print(f"rank {rank} on {socket.gethostname()} saved /opt/ml/model/rank-{rank}.pt", flush=True)
+    for scratch in SCRATCH:
+        with open(scratch, "a") as ranks:
+            ranks.write(f"{rank}\n")
+    dist.barrier()
+    if local_rank == 0:
+        for scratch in SCRATCH:
+            with open(scratch) as ranks:
+                found = sorted(int(line) for line in ranks)
+            print(f"{socket.gethostname()}: {scratch} holds ranks {found}", flush=True)
     dist.barrier()
     dist.destroy_process_group()
 
