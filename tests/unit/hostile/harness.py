@@ -25,7 +25,7 @@ CHILD_TIMEOUT = 10.0  # CPU seconds before a case counts as hung (it may take 1 
 # workers beside jobs of many processes) a child may wait long for a core, and that is no hang.
 WALL_PER_CPU_SECOND = 12
 CLI_TIMEOUT = 30.0  # wall seconds before `smdist validate` counts as hung
-CHILD_MEMORY = 4 << 30  # address space a case may use before it counts as a crash
+CHILD_MEMORY = 4 << 30  # address space a case may add before it counts as a crash
 
 
 @dataclass
@@ -78,8 +78,20 @@ def _last_line(exc: BaseException) -> str:
     return traceback.format_exception_only(type(exc), exc)[-1].strip()[:500]
 
 
+def _address_space() -> int:
+    """This process's address space now: a forked child starts with its parent's, which is
+    large in a test worker that has imported torch or TensorFlow for earlier tests."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmSize:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
 def _child(connection: Any, check: Callable[..., Outcome], args: tuple, timeout: float) -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (CHILD_MEMORY, CHILD_MEMORY))
+    # A limit below what the child already holds fails every later allocation, and C code
+    # reports that as anything (a SystemError, a crash): the limit is what a case may add.
+    limit = _address_space() + CHILD_MEMORY
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     resource.setrlimit(resource.RLIMIT_CPU, (int(timeout) + 1, int(timeout) + 2))
     connection.send(check(*args))
     connection.close()
