@@ -127,8 +127,14 @@ def wait_for_end(job_dir: Path, poll: float) -> LocalJobRecord:
     return job
 
 
-def follow(path: Path, finished: Callable[[], bool], keep_following: bool) -> Iterator[str]:
-    """Lines of the combined log; with ``keep_following``, wait for more until ``finished``."""
+def follow(
+    path: Path,
+    finished: Callable[[], bool],
+    keep_following: bool,
+    wait: Callable[[float], object] = time.sleep,
+) -> Iterator[str]:
+    """Lines of the combined log; with ``keep_following``, wait for more until ``finished``
+    (``wait(seconds)``: between reads, returning early where the writer can say it wrote)."""
     buffer = ""
     with open(path, encoding="utf-8", errors="replace") as handle:
         while True:
@@ -146,6 +152,6 @@ def follow(path: Path, finished: Callable[[], bool], keep_following: bool) -> It
                     buffer += rest
                     continue
                 break
-            time.sleep(0.05)
+            wait(0.05)
     if buffer:
         yield buffer

@@ -140,8 +140,7 @@ class NamespaceHosts:
     def all_spawned(self) -> None:
         """Cable every host now that all have started (their namespaces made meanwhile)."""
         uncabled, self._uncabled = self._uncabled, []
-        for index, process in uncabled:
-            self.cluster.cable(index, process)
+        self.cluster.cable_all(uncabled)
 
     def signal_pid(self, process: subprocess.Popen) -> int | None:
         return init_pid(process.pid)  # unshare ignores SIGTERM; the host's PID 1 takes it

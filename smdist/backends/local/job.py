@@ -149,7 +149,8 @@ class LocalJob:
         if view is None or self.log is None:
             self._done.wait(timeout)
             return
-        for index, line in enumerate(follow_log(self.log.path, finished, True)):
+        lines = follow_log(self.log.path, finished, True, self.log.wait_for_lines)
+        for index, line in enumerate(lines):
             if index >= shown[0]:
                 view.show(line)
                 shown[0] = index + 1

@@ -48,6 +48,7 @@ class JobLog:
         self._combined = open(self.path, "a", encoding="utf-8")
         self._files = {h: open(p, "a", encoding="utf-8") for h, p in self.host_paths.items()}
         self._lock = threading.Lock()
+        self._written = threading.Event()  # set by every line: a reader in this process wakes
         self.recent: deque[tuple[int, str, int | None, str]] = deque(maxlen=RECENT_LINES)
         self._sequence = 0
         self.last_output = time.monotonic()
@@ -66,6 +67,13 @@ class JobLog:
                 handle.flush()
             self._combined.write(prefixed(name, text, self.width) + "\n")
             self._combined.flush()
+        self._written.set()
+
+    def wait_for_lines(self, timeout: float) -> None:
+        """Return once a line has been written since the last call (or after ``timeout``):
+        the console shows a line as it comes, not at the next poll of the file."""
+        self._written.wait(timeout)
+        self._written.clear()
 
     def note(self, text: str) -> None:
         """A line from smdist itself (phases, notes, the outcome)."""

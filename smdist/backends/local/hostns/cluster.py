@@ -22,9 +22,11 @@ from smdist.backends.local.hostns.lent import lent_paths
 from smdist.backends.local.hostns.probe import SYSTEM_PATH
 from smdist.backends.local.hostns.sshd import SessionBroker, write_client
 from smdist.backends.local.hostns.switch import (
+    GATEWAY,
     Switch,
+    add_ports,
+    host_address,
     hosts_file,
-    plug_in,
     start_switch,
     write_resolver,
 )
@@ -117,9 +119,12 @@ class HostCluster:
         self.environments[name] = env
         own = env if command_env is None else command_env
         lent = lent_paths([self.run, root, *self.lend, *argv[:1]], own)
+        gateway = GATEWAY if self.switch.routes_out else None
+        network = {"address": host_address(index), "prefix": 24, "gateway": gateway}
         spec = HostSpec(
-            name, root, self.hosts_file, argv, own, cwd, listen_ssh, self._resolver, tuple(lent)
-        )
+            name, root, self.hosts_file, argv, own, cwd, listen_ssh, self._resolver,
+            tuple(lent), network,
+        )  # fmt: skip
         userns = self.switch.pid if self.user_namespace else None
         process = start_host(
             self.run / name, spec, stdout=stdout, stderr=stderr, user_namespace=userns
@@ -130,14 +135,20 @@ class HostCluster:
 
     def cable(self, index: int, process: subprocess.Popen) -> None:
         """Give the started host ``index`` its ``eth0``; its command then runs."""
+        self.cable_all([(index, process)])
+
+    def cable_all(self, hosts: list[tuple[int, subprocess.Popen]]) -> None:
+        """``cable`` for several started hosts (index, process) at once: one ``ip`` for all."""
         assert self.switch is not None, "open() first"
         try:
-            plug_in(process.pid, index, self.switch)
+            add_ports(self.switch, [(process.pid, index) for index, process in hosts])
         except BaseException:
-            process.kill()
-            process.wait()
+            for _, process in hosts:
+                process.kill()
+                process.wait()
             raise
-        network_ready(self.run / self.names[index - 1])
+        for index, _ in hosts:
+            network_ready(self.run / self.names[index - 1])
 
     def start_idle(
         self, index: int, root: Path, env: dict[str, str], *, cable: bool = True

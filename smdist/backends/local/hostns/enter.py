@@ -12,8 +12,9 @@ user's credentials, is never written to disk.
   MPI drivers write the rank environment there for the sshd sessions mpirun opens);
 - ``/tmp`` and ``/dev/shm`` are the host's own, as a container's are (``lent.py``): of this
   machine's ``/tmp`` it sees only the folders lent to it, at their paths;
-- the hostname is ``algo-K``; the command starts once the host's ``eth0`` is cabled (the
-  ``network`` file in its state folder), and ``ready`` tells ssh sessions they may come;
+- the hostname is ``algo-K``; once its ``eth0`` is there (the ``network`` file in its state
+  folder) the host gives it its address and route (``interface.py``), the command starts, and
+  ``ready`` tells ssh sessions they may come;
 - with ``listen_ssh``, port 22 answers as a Deep Learning Container's sshd does, for drivers
   that wait for it on every host (the sessions themselves come through ``sshd``).
 
@@ -29,6 +30,11 @@ import socket
 import sys
 import time
 from pathlib import Path
+
+if __package__:  # imported (by tests, for ``bind``)
+    from smdist.backends.local.hostns import interface
+else:  # run as a script, without site-packages: its folder is first on sys.path
+    import interface
 
 OPT_ML = Path("/opt/ml")
 SETUP_TIMEOUT = 60.0
@@ -141,6 +147,9 @@ def enter(spec: dict) -> None:
     socket.sethostname(spec["host"])
     os.chdir(spec.get("cwd") or "/")
     await_file(state / "network", "the host's network")  # cabled from outside
+    if spec.get("network"):  # else configured from outside too
+        network = spec["network"]
+        interface.configure("eth0", network["address"], network["prefix"], network["gateway"])
     if spec.get("listen_ssh"):
         _listen_as_sshd()
     (state / "ready").touch()  # ssh sessions may enter this host now

@@ -38,6 +38,7 @@ class HostSpec:
     listen_ssh: bool = False  # port 22 answers, as a DLC's sshd does
     resolv_conf: Path | None = None  # instead of the machine's /etc/resolv.conf
     lent: tuple[str, ...] = ()  # folders of this machine's /tmp the host sees (lent.py)
+    network: dict | None = None  # eth0's address, prefix and gateway, which the host sets
 
 
 def namespace_command(user_namespace: int | None = None) -> list[str]:
@@ -77,6 +78,7 @@ def start_host(
         "scratch": str(state / "scratch"),
         "own_tmp": str(own_tmp),
         "lent": list(spec.lent),
+        "network": spec.network,
         "state": str(state),
         "cwd": spec.cwd,
         "listen_ssh": spec.listen_ssh,

@@ -168,20 +168,32 @@ def _start_router(router: str, switch: Switch) -> subprocess.Popen:
     return process
 
 
+def add_ports(switch: Switch, hosts: list[tuple[int, int]]) -> None:
+    """The switch's side of ``hosts`` (host process, index), all with one ``ip``: a veth pair
+    each, its ``eth0`` end moved into the host's network namespace, the other end on the
+    bridge. (Made in the switch's namespace: its user namespace's root may move a link to a
+    host.) The host's side, its address and routes, is the host's to make."""
+    commands = []
+    for host, index in hosts:
+        await_own_network(host)
+        port = f"veth{index}"
+        commands += [["link", "add", "eth0", "netns", str(host), "type", "veth", "peer", "name",
+                      port], ["link", "set", port, "master", "br0", "up"]]  # fmt: skip
+    if commands:
+        _ip(*commands, inside=switch.pid, user=switch.user_namespace)
+
+
 def plug_in(host: int, index: int, switch: Switch, address: str | None = None) -> None:
     """Give host process ``host`` an ``eth0`` with algo-``index``'s address (or ``address``) on
-    ``switch``'s bridge, and the router as its gateway where there is one."""
-    await_own_network(host)
-    port, user = f"veth{index}", switch.user_namespace
-    # Made in the switch's namespace (its user namespace's root may move a link to the host).
-    _ip(["link", "add", "eth0", "netns", str(host), "type", "veth", "peer", "name", port],
-        ["link", "set", port, "master", "br0", "up"], inside=switch.pid, user=user)  # fmt: skip
+    ``switch``'s bridge, and the router as its gateway where there is one, both sides made
+    from outside (for processes that cannot make their own side)."""
+    add_ports(switch, [(host, index)])
     address = address or host_address(index)
     commands = [["addr", "add", f"{address}/24", "dev", "eth0"], ["link", "set", "eth0", "up"],
                 ["link", "set", "lo", "up"]]  # fmt: skip
     if switch.routes_out:
         commands.append(["route", "add", "default", "via", GATEWAY])
-    _ip(*commands, inside=host, user=user)
+    _ip(*commands, inside=host, user=switch.user_namespace)
 
 
 def write_resolver(run: Path) -> Path | None:
