@@ -24,12 +24,24 @@ class Problem:
     severity: Severity = "error"
 
     def __str__(self) -> str:
-        text = f"{self.path}: {self.message}" if self.path else self.message
-        if self.value is not None and repr(self.value) not in text:
-            text += f" (got {self.value!r})"
+        message = _escaped(self.message, keep_newlines=True)
+        text = f"{_escaped(self.path)}: {message}" if self.path else message
+        if self.value is not None and repr(self.value) not in self.message:
+            text += f" (got {ascii(self.value)})"
         if self.valid:
             text += f"; valid: {self.valid}"
         return text
+
+
+def _escaped(text: str, keep_newlines: bool = False) -> str:
+    """``text`` with every character outside printable ASCII as its escape (``\\u202e``): a
+    field path, or a value a message quotes, may come from a file and hold a right-to-left
+    override, a control character or a look-alike (Cyrillic ``\\u0430`` for ``a``), which must
+    show as what it is. smdist's own wording is ASCII."""
+    return "".join(
+        char if " " <= char <= "~" or (keep_newlines and char == "\n") else ascii(char)[1:-1]
+        for char in text
+    )
 
 
 class SetupError(Exception):

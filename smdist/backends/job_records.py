@@ -17,10 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from smdist.backends.safe_files import write_text_atomically
 from smdist.errors import NO_SUCH_JOB, Problem, SpecError
 
 RECORD = "job.json"
 FINISHED = ("Completed", "Failed", "Stopped")
+STATUSES = ("InProgress", "Stopping", *FINISHED)
 STOP_FILE = "stop-requested"  # in the job directory: another process asks for a stop
 
 
@@ -75,20 +77,64 @@ def _supervisor_alive(identity: Any) -> bool:
     return process_identity(int(identity[0])) == identity
 
 
+def _text(value: Any) -> bool:
+    return value is None or isinstance(value, str)
+
+
+def _count(value: Any) -> bool:
+    return value is None or (isinstance(value, int) and not isinstance(value, bool))
+
+
+# What each field of a record may hold (absent is fine: the two backends write different ones).
+FIELD_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "name": (_text, "a job name"),
+    "backend": (_text, "a backend name"),
+    "status": (lambda v: v in STATUSES, "one of " + ", ".join(STATUSES)),
+    "failure_reason": (_text, "a text or null"),
+    "model_artifacts": (_text, "a URI or null"),
+    "job_dir": (_text, "a folder"),
+    "log": (_text, "a file or null"),
+    "hosts": (
+        lambda v: isinstance(v, list) and all(isinstance(h, str) for h in v),
+        "a list of host names",
+    ),  # fmt: skip
+    "processes_per_host": (_count, "a whole number or null"),
+    "instance_count": (_count, "a whole number or null"),
+    "exit_codes": (
+        lambda v: v is None or (isinstance(v, dict) and all(_count(c) for c in v.values())),
+        "host -> exit code, or null",
+    ),  # fmt: skip
+    "supervisor": (
+        lambda v: (
+            v is None
+            or (isinstance(v, list) and len(v) == 2 and all(_count(n) and n is not None for n in v))
+        ),
+        "[pid, start] or null",
+    ),  # fmt: skip
+}
+
+
+def _not_a_record(path: Path, why: str, value: Any = None, valid: str | None = None):
+    problem = Problem(str(path), f"is not a job record smdist wrote: {why}", value, valid)
+    return SpecError([problem], NO_SUCH_JOB)
+
+
 def _load(path: Path) -> dict[str, Any]:
-    for _ in range(20):  # the record is rewritten in place: a read may catch it half done
-        try:
-            record = json.loads(path.read_text())
-            if isinstance(record, dict):
-                return record
-        except ValueError:
-            pass
-        except OSError as error:
-            raise SpecError([Problem(str(path), f"cannot be read: {error}")], NO_SUCH_JOB) from None
-        time.sleep(0.05)
-    raise SpecError(
-        [Problem(str(path), "is not a job record", None, "the job.json smdist wrote")], NO_SUCH_JOB
-    )
+    """The record at ``path``, each field of the type smdist writes (else a SpecError)."""
+    try:
+        text = path.read_text()
+    except OSError as error:
+        raise SpecError([Problem(str(path), f"cannot be read: {error}")], NO_SUCH_JOB) from None
+    try:
+        record = json.loads(text)
+    except ValueError as error:
+        raise _not_a_record(path, f"not JSON ({error})") from None
+    if not isinstance(record, dict):
+        raise _not_a_record(path, "not a JSON object", type(record).__name__, "an object")
+    for field, (check, expected) in FIELD_CHECKS.items():
+        if field in record and not check(record[field]):
+            raise _not_a_record(path, f"its {field!r} is {record[field]!r}", None, expected)
+    return record
 
 
 def read_job(job_dir: Path) -> LocalJobRecord:
@@ -115,7 +161,8 @@ def request_stop(job: LocalJobRecord) -> bool:
     """Ask the supervising process to stop the job; False when it has already ended."""
     if job.finished:
         return False
-    (job.job_dir / STOP_FILE).write_text(f"stop requested at {time.time():.0f}\n")
+    # Replaces whatever is there (a link too, never followed): the folder may be shared.
+    write_text_atomically(job.job_dir / STOP_FILE, f"stop requested at {time.time():.0f}\n")
     return True
 
 

@@ -31,6 +31,13 @@ _FOREIGN = (
     "TORCHELASTIC",
 )
 # Every job a test starts carries its directory in this variable (see ``_marked``).
+# Secrets as a user's shell holds them, with values no file may contain: every job of these
+# tests runs with them, and every file under the test's folder is searched for them after.
+CANARY_SECRETS = {
+    "HF_TOKEN": "hf_canaryTokenNeverOnDisk4f1c",
+    "WANDB_API_KEY": "canary0wandb0key0never0on0disk0b7e2",
+    "MY_SERVICE_PASSWORD": "canary-password-never-on-disk-91ad",
+}
 LEFTOVER_MARKER = "LEFTOVER_MARKER"
 MARKER_PREFIX = f"{LEFTOVER_MARKER}=".encode()
 _CHECKSUM = re.compile(r"rank=(\d+) weights_checksum=([0-9a-f]+)")
@@ -47,8 +54,26 @@ def clean_environ(extra: dict[str, str] | None = None) -> dict[str, str]:
     }
     environ["PATH"] = f"{Path(PYTHON).parent}{os.pathsep}{environ.get('PATH', '')}"
     environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
+    environ.update(CANARY_SECRETS)
     environ.update(extra or {})
     return environ
+
+
+def files_holding_secrets(folder: Path, secrets: dict[str, str] | None = None) -> list[str]:
+    """Files under ``folder`` (links followed) that hold the value of one of ``secrets``
+    (default: the canaries every job runs with), as ``path: NAME``."""
+    wanted = {name: value.encode() for name, value in (secrets or CANARY_SECRETS).items()}
+    found = []
+    for directory, _, names in os.walk(folder, followlinks=True):
+        for name in names:
+            path = Path(directory, name)
+            try:
+                with open(path, "rb") as handle:
+                    data = handle.read(64 << 20)
+            except OSError:
+                continue  # a socket, a dangling link, a file gone meanwhile
+            found += [f"{path}: {key}" for key, value in wanted.items() if value in data]
+    return found
 
 
 def _marked(environ: bytes, marker: str) -> bool:
@@ -146,6 +171,8 @@ def finish(process: subprocess.Popen, log: Path, root: Path, timeout: float) -> 
         os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=30)
         raise AssertionError(f"smdist run outlived {timeout} s:\n{log.read_text()}") from None
+    leaked = files_holding_secrets(root)
+    assert not leaked, f"secrets written to disk: {leaked}"
     return Run(process.returncode, log.read_text(errors="replace"), root)
 
 

@@ -173,10 +173,14 @@ def package_entries(entries: dict[str, Path], target: Path) -> Path:
     """``target`` (a .tar.gz) holding ``entries`` (name in the archive -> path)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(target.name + ".partial")
-    with tarfile.open(partial, "w:gz") as tar:
-        for name in sorted(entries):
-            tar.add(entries[name], arcname=name, recursive=False)
-    os.replace(partial, target)
+    try:
+        with tarfile.open(partial, "w:gz") as tar:
+            for name in sorted(entries):
+                tar.add(entries[name], arcname=name, recursive=False)
+        os.replace(partial, target)
+    except BaseException:  # a full disk: the partial archive must not keep it full
+        partial.unlink(missing_ok=True)
+        raise
     return target
 
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from smdist.backends.local.hosts import NETWORK_INTERFACE, EmulatedHost
 from smdist.backends.local.standins import SITE_DIR as STANDINS_DIR
+from smdist.backends.safe_files import write_text_atomically
 from smdist.contract.commands import HostPorts
 from smdist.contract.environment import HostConfig, Machine
 from smdist.contract.host import HostSite
@@ -159,18 +160,25 @@ def _job_variables(
 
 
 def write_environment_files(
-    directory: Path, hosts: list[EmulatedHost], environments: list[dict[str, str]]
+    directory: Path,
+    hosts: list[EmulatedHost],
+    environments: list[dict[str, str]],
+    launching: dict[str, str],
 ) -> list[Path]:
-    """Each host's own environment as a file: what a login on that host starts with.
+    """Each host's own environment, for the ssh stand-in: what a login on that host starts with.
 
     On SageMaker a worker host writes its environment to ``/etc/environment`` before mpirun
     reaches it over ssh, so what mpirun does not export (``-x``) comes from the rank's own
-    host. The ssh stand-in starts from this file for the same reason.
+    host. The stand-in runs with mpirun's environment (``launching``); the file holds the
+    host's variable names and only the values that differ from mpirun's, which are smdist's
+    own (host names, paths, GPUs). So a value of the user's (a token, a key) is never written:
+    it is the same on every host, and reaches the login from memory.
     """
     directory.mkdir(parents=True, exist_ok=True)
     paths = []
     for host, environment in zip(hosts, environments, strict=True):
+        own = {name: value for name, value in environment.items() if launching.get(name) != value}
         path = directory / f"environment-{host.name}.json"
-        path.write_text(json.dumps(environment))
+        write_text_atomically(path, json.dumps({"names": sorted(environment), "values": own}))
         paths.append(path)
     return paths

@@ -53,6 +53,7 @@ from smdist.backends.local.setup import (
     checkpoint_path,
 )
 from smdist.backends.local.verdict import judge, summary_line, write_failure_file
+from smdist.backends.safe_files import write_text_atomically
 
 if TYPE_CHECKING:
     from smdist.planning.plan import Plan
@@ -288,8 +289,19 @@ class LocalJob:
             )
             self._failure_reason = reason
             if failing_host is not None:
-                write_failure_file(self.hosts, failing_host, reason or "")
-            self._upload(status)
+                try:
+                    write_failure_file(self.hosts, failing_host, reason or "")
+                except OSError as error:  # the reason is in the log and the record anyway
+                    log.note(f"[end] could not write the failing host's output/failure: {error}")
+            try:
+                self._upload(status)
+            except OSError as error:  # a full disk, a read-only folder: what it could not keep
+                status, reason = (
+                    JobStatus.FAILED,
+                    reason or f"could not keep the job's output: {error}",
+                )
+                self._failure_reason = reason
+                log.note(f"[upload] could not keep the job's output: {error}")
             self._status = status
             elapsed = time.monotonic() - self._started
             log.note(summary_line(status, elapsed, reason, self._model_artifacts))
@@ -300,10 +312,27 @@ class LocalJob:
             if self._supervisor is not None:
                 self._supervisor.request_kill()
         finally:
+            try:
+                self._finish(log)
+            finally:  # whatever failed above: waiters, Ctrl-C and SIGTERM are never left hanging
+                self._done.set()
+                log.close()
+
+    def _finish(self, log: JobLog) -> None:
+        """Release what the job held and write its final record; a failure to do either (a
+        read-only or full disk) is said in the log and the status, never raised."""
+        try:
             self.release()
+        except Exception as error:  # noqa: BLE001 - the job must still end
+            log.note(f"[end] could not release the job's hosts and checkpoints: {error}")
+        try:
             self._write_record(final=True)
-            self._done.set()
-            log.close()
+        except OSError as error:  # the job's outcome stands: only its record is missing
+            log.note(
+                f"[end] could not write the job's record {self.job_dir / 'job.json'}: "
+                f"{error.strerror or error} (is its folder read-only, or the disk full?); "
+                "`smdist status` will say the job ended without an outcome"
+            )
 
     def _upload(self, status: JobStatus) -> None:
         assert self.log is not None and self.output_dir is not None
@@ -342,6 +371,5 @@ class LocalJob:
             "log": str(self.log.path) if self.log else None,
             "supervisor": process_identity(),  # [pid, start]: is it running?
         }
-        path = self.job_dir / "job.json"
-        if self.job_dir.is_dir():
-            path.write_text(json.dumps(record, indent=1) + "\n")
+        if self.job_dir.is_dir():  # never half written, never through a link placed there
+            write_text_atomically(self.job_dir / "job.json", json.dumps(record, indent=1) + "\n")

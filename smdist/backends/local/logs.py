@@ -12,6 +12,7 @@ the recent lines used for failure reports.
 from __future__ import annotations
 
 import re
+import sys
 import threading
 import time
 from collections import deque
@@ -49,6 +50,7 @@ class JobLog:
         self._files = {h: open(p, "a", encoding="utf-8") for h, p in self.host_paths.items()}
         self._lock = threading.Lock()
         self._written = threading.Event()  # set by every line: a reader in this process wakes
+        self.write_error: Exception | None = None  # the first line that could not be written
         self.recent: deque[tuple[int, str, int | None, str]] = deque(maxlen=RECENT_LINES)
         self._sequence = 0
         self.last_output = time.monotonic()
@@ -61,13 +63,21 @@ class JobLog:
             self.recent.append((self._sequence, host, rank, text))
             if host != SMDIST:
                 self.last_output = time.monotonic()
-            handle = self._files.get(host)
-            if handle is not None:
-                handle.write((f"[rank {rank}] {text}" if rank is not None else text) + "\n")
-                handle.flush()
-            self._combined.write(prefixed(name, text, self.width) + "\n")
-            self._combined.flush()
+            try:
+                handle = self._files.get(host)
+                if handle is not None:
+                    handle.write((f"[rank {rank}] {text}" if rank is not None else text) + "\n")
+                    handle.flush()
+                self._combined.write(prefixed(name, text, self.width) + "\n")
+                self._combined.flush()
+            except (OSError, ValueError) as error:  # a full disk, a read-only folder: the job
+                self._cannot_write(error)  # goes on (its lines stay in memory), said once
         self._written.set()
+
+    def _cannot_write(self, error: Exception) -> None:
+        if self.write_error is None:
+            self.write_error = error
+            print(f"smdist: cannot write the job's log {self.path}: {error}", file=sys.stderr)
 
     def wait_for_lines(self, timeout: float) -> None:
         """Return once a line has been written since the last call (or after ``timeout``):
@@ -107,7 +117,10 @@ class JobLog:
     def close(self) -> None:
         with self._lock:
             for handle in [self._combined, *self._files.values()]:
-                handle.close()
+                try:
+                    handle.close()  # flushes: a full disk may refuse the last bytes
+                except OSError as error:
+                    self._cannot_write(error)
 
 
 def attribute(

@@ -43,11 +43,11 @@ def launching_environment(
     through: each host's environment written to a file, the host map the stand-in reads, and
     ``bin_dir`` (which holds the stand-in) first on PATH."""
     main_env = dict(environments[0])
-    files = write_environment_files(bin_dir, hosts, environments)
-    main_env[HOSTS_VARIABLE] = hosts_mapping(hosts, host_gpus, files)
-    ssh = write_ssh_stand_in(bin_dir, python)
     main_env["PATH"] = f"{bin_dir}:{main_env.get('PATH', '')}"
     main_env.setdefault("LD_LIBRARY_PATH", "")  # the runners export it by name
+    files = write_environment_files(bin_dir, hosts, environments, main_env)
+    main_env[HOSTS_VARIABLE] = hosts_mapping(hosts, host_gpus, files)
+    ssh = write_ssh_stand_in(bin_dir, python)
     return main_env, ssh
 
 

@@ -7,15 +7,16 @@ shell: the words joined by spaces, byte for byte, never edited. (mpirun quotes w
 there; editing that text is how values turn into commands.)
 
 What makes it a different host is its environment, set as variables and never as text: the
-login starts from that host's own environment file (as a SageMaker worker's ssh login starts
+login starts from that host's own environment (as a SageMaker worker's ssh login starts
 from the ``/etc/environment`` it wrote: its own ``SM_*`` values, its share of the GPUs, its host
 name for ``gethostname()``), in its working directory (its ``code/``). What mpirun exports
 (``-x``) then overrides that in the ranks, per host (``launch``).
 
 Configured through the environment the launcher passes on: ``SMDIST_LOCAL_HOSTS`` (a JSON
 object host -> {"base": its /opt/ml directory, "gpus": its CUDA_VISIBLE_DEVICES,
-"environment": its environment file}). Any other host is handed to the real ssh. Standard
-library only.
+"environment": its environment file, which names the host's variables and holds the values
+that differ from mpirun's own: no value of the user's is ever written there}). Any other host
+is handed to the real ssh. Standard library only.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import json
 import os
 import shutil
 import sys
+from collections.abc import Mapping
 
 HOSTS_VARIABLE = "SMDIST_LOCAL_HOSTS"
 # ssh options that take a value (OpenSSH 9).
@@ -71,6 +73,20 @@ def _real_ssh() -> str | None:
     return shutil.which("ssh", path=path)
 
 
+def host_environment(path: str, inherited: Mapping[str, str]) -> dict[str, str]:
+    """The host's environment from its file: its variable names, with the values that differ
+    from mpirun's; the rest (the user's own values, secrets among them) from ``inherited``,
+    mpirun's environment, never from disk. What mpirun added of its own is left out."""
+    with open(path, encoding="utf-8") as handle:
+        own = json.load(handle)
+    values = own["values"]
+    return {
+        name: values[name] if name in values else inherited[name]
+        for name in own["names"]
+        if name in values or name in inherited
+    }
+
+
 def main(argv: list[str]) -> int:
     host, command = split_ssh_arguments(argv)
     hosts: dict[str, dict[str, str]] = json.loads(os.environ.get(HOSTS_VARIABLE, "{}"))
@@ -83,8 +99,7 @@ def main(argv: list[str]) -> int:
     entry = hosts[host]
     host_base = entry["base"]
     if entry.get("environment"):
-        with open(entry["environment"], encoding="utf-8") as handle:
-            environ = dict(json.load(handle))
+        environ = host_environment(entry["environment"], os.environ)
     else:
         environ = dict(os.environ)
         environ["CUDA_VISIBLE_DEVICES"] = entry["gpus"]

@@ -14,7 +14,6 @@ count towards ``max_jobs`` and its values are queued to run again when the searc
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from optuna.storages.journal import JournalFileBackend
 from optuna.trial import FrozenTrial, TrialState
 
 from smdist.backends.local.tuning.space import make_pruner, make_sampler
+from smdist.backends.safe_files import write_text_atomically
 from smdist.backends.tuning_results import Trial, TuningResult
 from smdist.spec.tuning import Tuning
 
@@ -146,9 +146,7 @@ def write_snapshot(directory: Path, result: TuningResult) -> Path:
         "trials": result.rows(),
     }
     path = directory / SNAPSHOT
-    partial = directory / f".{SNAPSHOT}.{os.getpid()}"
-    partial.write_text(json.dumps(document, indent=1, default=str) + "\n")
-    os.replace(partial, path)
+    write_text_atomically(path, json.dumps(document, indent=1, default=str) + "\n")
     return path
 
 

@@ -9,10 +9,11 @@ showed, read back from it (``Plan.from_record``), never planning again.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from smdist.backends.safe_files import write_text_atomically
 
 RUN_FILE = "run.json"
 RECORD = "job.json"  # what status, logs and stop read: see smdist.cli.local
@@ -45,9 +46,8 @@ class LocalRun:
         return Path(self.work_dir) / "containers"
 
     def write(self, job_dir: Path) -> None:
-        path = Path(job_dir) / RUN_FILE
-        path.write_text(json.dumps(asdict(self), indent=1) + "\n")
-        os.chmod(path, 0o600)
+        # Private from its first byte (the new file is the writer's alone: mode 0600).
+        write_text_atomically(Path(job_dir) / RUN_FILE, json.dumps(asdict(self), indent=1) + "\n")
 
     @classmethod
     def read(cls, job_dir: Path) -> LocalRun:
@@ -56,7 +56,4 @@ class LocalRun:
 
 def write_record(job_dir: Path, record: dict[str, Any]) -> None:
     """``job.json``, replaced whole: a reader never sees half a record."""
-    path = Path(job_dir) / RECORD
-    partial = path.with_suffix(".json.partial")
-    partial.write_text(json.dumps(record, indent=1) + "\n")
-    partial.replace(path)
+    write_text_atomically(Path(job_dir) / RECORD, json.dumps(record, indent=1) + "\n")

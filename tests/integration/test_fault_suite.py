@@ -1,0 +1,214 @@
+"""Faults a machine or a careless hand does to a local job, each one real: a job folder made
+read-only while the job runs, secrets in the caller's environment of an MPI job, a control file
+replaced by a link, a job record edited by hand, a field name with a right-to-left override.
+
+Each case asserts that smdist ends in bounded time (a subprocess timeout), names the cause,
+exits 1 or 2 (never 70, an internal error), leaves no process behind and touches nothing
+outside the job's folder. No test measures time.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from local_jobs import (
+    EXAMPLES,
+    SMALL,
+    assert_nothing_left,
+    clean_environ,
+    files_holding_secrets,
+    finish,
+    smdist_run,
+)
+
+pytestmark = pytest.mark.integration
+
+SCRIPT = """
+    import os, sys, time
+    print(f"hello from {os.environ['SM_CURRENT_HOST']}", flush=True)
+    while not os.path.exists(os.environ["GO_ON"]):
+        time.sleep(0.05)
+    with open(os.path.join(os.environ["SM_MODEL_DIR"], "done.txt"), "w") as done:
+        done.write("done\\n")
+"""
+
+# What a user's shell may hold: none of it may reach a file.
+AWS_SECRETS = {
+    "AWS_ACCESS_KEY_ID": "AKIACANARY0NEVER0DISK",
+    "AWS_SECRET_ACCESS_KEY": "canary/secret+access/key/never/on/disk/0123",
+    "AWS_SESSION_TOKEN": "canary-session-token-never-on-disk-FwoGZXIvYXdzE",
+}
+
+
+def write_job(tmp_path: Path, go_on: Path) -> Path:
+    source = tmp_path / "src"
+    source.mkdir(exist_ok=True)
+    (source / "train.py").write_text(textwrap.dedent(SCRIPT))
+    job = tmp_path / "job.yaml"
+    job.write_text(
+        textwrap.dedent(
+            f"""
+            name: faulty
+            strategy: {{kind: mwms}}
+            cluster: {{instance_type: ml.c5.xlarge, instance_count: 2}}
+            code: {{source_dir: src, entry_point: train.py}}
+            environment: {{GO_ON: "{go_on}"}}
+            """
+        )
+    )
+    return job
+
+
+def smdist(tmp_path: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "smdist.cli.app", *args],
+        cwd=tmp_path,
+        env=clean_environ(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def wait_for(log: Path, text: str, process: subprocess.Popen, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while text not in log.read_text(errors="replace"):
+        assert process.poll() is None, log.read_text()
+        assert time.monotonic() < deadline, log.read_text()
+        time.sleep(0.1)
+
+
+def mount_namespaces_allowed() -> bool:
+    probe = ["unshare", "--mount", "--propagation", "private", "true"]
+    return shutil.which("unshare") is not None and subprocess.run(probe).returncode == 0
+
+
+@pytest.mark.skipif(not mount_namespaces_allowed(), reason="mount namespaces are not allowed")
+def test_a_job_folder_made_read_only_while_it_runs_ends_the_job(tmp_path):
+    """The folder turns read-only mid-job (as a full or failing disk does): the ranks fail to
+    save, and smdist still ends (it hung for ever when its final record could not be written),
+    says why, and leaves nothing running."""
+    go_on = tmp_path / "go-on"
+    job = write_job(tmp_path, go_on)
+    root = tmp_path / ".smdist"
+    log = tmp_path / "smdist.log"
+    # smdist in a mount namespace of its own, where its folder can be made read-only for it
+    # alone; the hosts share this machine's files, so they see the change too.
+    command = [
+        "unshare", "--mount", "--propagation", "private", "--", sys.executable, "-m",
+        "smdist.cli.app", "run", str(job), "--root", str(root), "--no-namespaces",
+    ]  # fmt: skip
+    with open(log, "wb") as handle:
+        process = subprocess.Popen(
+            command, cwd=tmp_path, env=clean_environ(), stdout=handle, stderr=subprocess.STDOUT
+        )
+    try:
+        wait_for(log, "hello from algo-2", process)
+        [job_dir] = (root / "jobs").iterdir()
+        inside = ["nsenter", f"--target={process.pid}", "--mount", "--"]
+        subprocess.run([*inside, "mount", "--bind", str(job_dir), str(job_dir)], check=True)
+        subprocess.run(
+            [*inside, "mount", "-o", "remount,bind,ro", str(job_dir), str(job_dir)], check=True
+        )
+        go_on.touch()
+        process.wait(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    output = log.read_text(errors="replace")
+    assert process.returncode == 1, output
+    assert "Read-only file system" in output
+    assert "could not write the job's record" in output
+    own = [line for line in output.splitlines() if not line.startswith("algo-")]
+    assert not [line for line in own if "Traceback" in line], output
+    assert_nothing_left(tmp_path)
+
+
+@pytest.mark.horovod
+@pytest.mark.torch
+def test_an_mpi_job_writes_no_secret_of_the_callers_environment(tmp_path):
+    """Hosts sharing this machine reach each other through the ssh stand-in, which starts a
+    login from the host's own environment: its file names the variables and holds only
+    smdist's per-host values, never the caller's keys and tokens (it held all of them)."""
+    pytest.importorskip("horovod.torch")
+    job = shutil.copy(EXAMPLES / "horovod_pytorch.yaml", tmp_path)
+    run = smdist_run(
+        Path(job), tmp_path, "--hosts", "2", "--no-namespaces", *SMALL, env=AWS_SECRETS
+    )
+    assert run.returncode == 0, run.output
+    files = sorted((run.job_dir() / "bin").glob("environment-algo-*.json"))
+    assert [path.name for path in files] == ["environment-algo-1.json", "environment-algo-2.json"]
+    assert files_holding_secrets(tmp_path / ".smdist", AWS_SECRETS) == []
+    names = json.loads(files[1].read_text())["names"]
+    assert {"AWS_SECRET_ACCESS_KEY", "HF_TOKEN", "SM_CURRENT_HOST"} <= set(names)
+    assert_nothing_left(tmp_path)
+
+
+def test_stop_replaces_a_linked_control_file_and_never_writes_through_it(tmp_path):
+    """``stop-requested`` in a job's folder is a dangling link to a path elsewhere: ``smdist
+    stop`` replaces the link, stops the job and creates nothing outside the folder (it wrote
+    through the link)."""
+    go_on = tmp_path / "go-on"
+    job = write_job(tmp_path, go_on)
+    process, log = smdist_run(job, tmp_path, start_only=True)
+    outside = tmp_path / "elsewhere" / "never-made.txt"
+    outside.parent.mkdir()
+    try:
+        wait_for(log, "hello from algo-2", process)
+        [job_dir] = (tmp_path / ".smdist" / "jobs").iterdir()
+        (job_dir / "stop-requested").symlink_to(outside)
+        stopped = smdist(tmp_path, "stop", job_dir.name, "--root", str(tmp_path / ".smdist"))
+        assert stopped.returncode in (0, 1), stopped.stdout + stopped.stderr
+        run = finish(process, log, tmp_path / ".smdist", timeout=120)
+    finally:
+        go_on.touch()
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert not outside.exists()
+    assert list(outside.parent.iterdir()) == []
+    assert not (job_dir / "stop-requested").is_symlink()
+    assert "Stopped" in run.output, run.output
+    assert_nothing_left(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("hosts", 5), ("supervisor", ["a"]), ("status", {"a": 1}), ("exit_codes", [1])],
+)
+def test_a_hand_edited_record_of_the_wrong_types_is_refused_by_status(tmp_path, field, value):
+    """A ``job.json`` of the right shape with a field of the wrong type: ``smdist status``
+    exits 2 naming the record, the field and what it should hold (it exited 70, or printed
+    the wrong value with exit 0)."""
+    job_dir = tmp_path / ".smdist" / "jobs" / "edited"
+    job_dir.mkdir(parents=True)
+    record = {"name": "edited", "backend": "local", "status": "Completed", "hosts": ["algo-1"]}
+    (job_dir / "job.json").write_text(json.dumps({**record, field: value}))
+    result = smdist(tmp_path, "status", "edited", "--root", str(tmp_path / ".smdist"))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    assert "job.json" in result.stderr and repr(field) in result.stderr, result.stderr
+
+
+def test_a_field_path_with_a_right_to_left_override_is_shown_escaped(tmp_path):
+    """A key with U+202E (or a Cyrillic look-alike) is printed as its escape, in the path as
+    in the value, so the message shows what the file holds."""
+    job = tmp_path / "job.yaml"
+    job.write_text(
+        "name: tricky\nstrategy: {kind: pytorch_ddp, \u202ednik: x, k\u0456nd2: y}\n"
+        "cluster: {instance_type: ml.c5.xlarge, instance_count: 2}\n",
+        encoding="utf-8",
+    )
+    result = smdist(tmp_path, "validate", str(job))
+    assert result.returncode == 2, result.stdout + result.stderr
+    shown = result.stdout + result.stderr
+    assert "\u202e" not in shown and "\u0456" not in shown
+    assert "\\u202ednik" in shown and "k\\u0456nd2" in shown
