@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from smdist.catalog.data_errors import require
+from smdist.catalog import compute_capability
+from smdist.catalog.data_errors import CatalogError, require
 
 INSTANCE_LIBRARIES = frozenset({"smddp", "smp_v1", "smp_v2", "nccl", "neuron"})
 ACCELERATOR_KINDS = frozenset({"gpu", "cpu", "trainium", "inferentia"})
@@ -19,6 +20,7 @@ _INSTANCE_KEYS = frozenset(
         "gpu_model",
         "gpu_memory_gib",
         "gpu_arch",
+        "gpu_compute_capability",
         "accelerator",
         "accelerators",
         "accelerators_unit",
@@ -46,6 +48,9 @@ class InstanceInfo:
     ``libraries`` names the distributed libraries that run there: ``nccl`` on any NVIDIA GPU,
     ``neuron`` on Trainium and Inferentia, and the SageMaker libraries where AWS documents
     support. ``training`` is False for instances CreateTrainingJob does not offer (Inferentia).
+    ``gpu_compute_capability`` is the CUDA compute capability of its GPUs (``"7.0"`` for a
+    V100), None without NVIDIA GPUs: a framework build runs there only if it carries kernels
+    for it (``compute_capability.runs_on``).
     ``efa_rdma`` says whether the EFA supports RDMA read (FI_EFA_USE_DEVICE_RDMA=1 is safe);
     ``efa_interfaces`` is the most EFA interfaces it takes, None where undocumented.
     """
@@ -57,6 +62,7 @@ class InstanceInfo:
     gpus: int
     gpu_model: str | None
     gpu_memory_gib: float | None
+    gpu_compute_capability: str | None
     accelerator: str
     accelerators: int
     efa: bool
@@ -113,6 +119,30 @@ def _precisions(
     return bool(architectures[arch]["bf16"]), bool(architectures[arch]["tf32"])
 
 
+def _compute_capability(
+    where: str, accelerator: str, values: dict[str, Any], architectures: dict[str, Any]
+) -> str | None:
+    """The GPU's compute capability: required on GPU instances, one its architecture has."""
+    capability = values.get("gpu_compute_capability")
+    if accelerator != "gpu":
+        require(capability is None, f"{where}: gpu_compute_capability without GPUs.")
+        return None
+    require(
+        isinstance(capability, str), f"{where}: gpu_compute_capability must be a quoted string."
+    )
+    try:
+        compute_capability.parse(capability)
+    except ValueError as error:
+        raise CatalogError(f"{where}: {error}") from None
+    arch = values.get("gpu_arch")
+    listed = (architectures.get(arch) or {}).get("compute_capabilities") or ()
+    require(
+        capability in listed,
+        f"{where}: compute capability {capability} is not one of {arch}'s {list(listed)}.",
+    )
+    return capability
+
+
 def build_instance(
     instance_type: str, family: str, values: dict[str, Any], architectures: dict[str, Any]
 ) -> InstanceInfo:
@@ -142,6 +172,7 @@ def build_instance(
         gpus=gpus,
         gpu_model=values.get("gpu_model"),
         gpu_memory_gib=None if gpu_memory is None else float(gpu_memory),
+        gpu_compute_capability=_compute_capability(where, accelerator, values, architectures),
         accelerator=accelerator,
         accelerators=accelerators,
         efa=bool(values["efa"]),

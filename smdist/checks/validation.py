@@ -20,6 +20,7 @@ from smdist.checks.environment_variables import (
     RESERVED_ENVIRONMENT_PREFIX as RESERVED_ENVIRONMENT_PREFIX,
 )
 from smdist.checks.environment_variables import added_environment, check_environment
+from smdist.checks.gpu_kernels import check_gpu_kernels
 from smdist.checks.hyperparameters import RESERVED_NAMES as RESERVED_NAMES
 from smdist.checks.hyperparameters import RESERVED_PREFIXES as RESERVED_PREFIXES
 from smdist.checks.hyperparameters import SDK_HYPERPARAMETER_COUNT as SDK_HYPERPARAMETER_COUNT
@@ -42,6 +43,7 @@ def check_spec(spec: JobSpec, toolkit: dict[str, Any] | None = None) -> list[Pro
     if toolkit is None:
         toolkit = spec.strategy.launch(spec.cluster, spec.entry_point).toolkit_hyperparameters
     problems = _check_framework(spec)
+    problems += check_gpu_kernels(spec)
     problems += spec.strategy.check(
         spec.cluster, spec.code.framework_version, dict(spec.hyperparameters)
     )
