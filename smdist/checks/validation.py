@@ -13,6 +13,7 @@ from typing import Any
 
 from smdist.checks.api_limits import check_api_limits
 from smdist.checks.catalog import check_container
+from smdist.checks.dlc_image_uri import check_dlc_image_uri
 from smdist.checks.environment_variables import (
     AWS_CREDENTIAL_VARIABLES as AWS_CREDENTIAL_VARIABLES,
 )
@@ -43,6 +44,7 @@ def check_spec(spec: JobSpec, toolkit: dict[str, Any] | None = None) -> list[Pro
     if toolkit is None:
         toolkit = spec.strategy.launch(spec.cluster, spec.entry_point).toolkit_hyperparameters
     problems = _check_framework(spec)
+    problems += check_dlc_image_uri(spec)
     problems += check_gpu_kernels(spec)
     problems += spec.strategy.check(
         spec.cluster, spec.code.framework_version, dict(spec.hyperparameters)
