@@ -52,7 +52,8 @@ class InstanceInfo:
     V100), None without NVIDIA GPUs: a framework build runs there only if it carries kernels
     for it (``compute_capability.runs_on``).
     ``efa_rdma`` says whether the EFA supports RDMA read (FI_EFA_USE_DEVICE_RDMA=1 is safe);
-    ``efa_interfaces`` is the most EFA interfaces it takes, None where undocumented.
+    ``efa_interfaces`` is the most EFA interfaces it takes, None where undocumented;
+    ``fabric`` is what collectives use of it.
     """
 
     instance_type: str
@@ -75,6 +76,15 @@ class InstanceInfo:
     bf16: bool
     tf32: bool
     note: str | None
+
+    @property
+    def fabric(self) -> tuple[bool, bool]:
+        """(EFA, RDMA read) as a job's collectives use them: NCCL on GPUs, Neuron's collectives
+        on Trainium. A CPU instance's EFA is left alone (no NCCL there, and SageMaker's own EFA
+        lists name no CPU type), so CPU jobs get no fabric settings."""
+        if self.accelerator == "cpu":
+            return False, False
+        return self.efa, self.efa_rdma
 
 
 def _efa_values(where: str, values: dict[str, Any]) -> tuple[bool, int | None]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from smdist import catalog
 from smdist.checks.api_limits import check_api_limits
 from smdist.checks.catalog import check_container
 from smdist.checks.dlc_image_uri import check_dlc_image_uri
@@ -102,11 +103,13 @@ def _check_instance(spec: JobSpec) -> list[Problem]:
     if cluster.is_local_mode:
         return []
     if info is None:
+        why = catalog.unknown_instance_types().get(cluster.instance_type)
         return [
             Problem(
                 "cluster.instance_type",
                 f"{cluster.instance_type} is a SageMaker instance type smdist's catalogue has no "
-                "facts for: GPU count, price and library support are unknown ('auto' means 1)",
+                "facts for: GPU count, price and library support are unknown ('auto' means 1)"
+                + (f" ({why})" if why else ""),
                 severity="warning",
             )
         ]
