@@ -40,6 +40,7 @@ __all__ = [
     "known_instance_types",
     "minimum_version",
     "price_region",
+    "refused_request_fields",
     "supported_versions",
     "training_instance_types",
     "unknown_instance_types",
@@ -169,6 +170,12 @@ def instance(instance_type: str) -> InstanceInfo | None:
 def known_instance_types() -> list[str]:
     """Every catalogued instance type, retired ones included, sorted."""
     return sorted(_instance_catalog().instances)
+
+
+def refused_request_fields(instance_type: str) -> frozenset[str]:
+    """CreateTrainingJob fields SageMaker refuses for ``instance_type`` (none when unknown)."""
+    info = instance(instance_type)
+    return info.refused_request_fields if info is not None else frozenset()
 
 
 def unknown_instance_types() -> dict[str, str]:

@@ -9,6 +9,9 @@ from smdist.catalog import compute_capability
 from smdist.catalog.data_errors import CatalogError, require
 
 INSTANCE_LIBRARIES = frozenset({"smddp", "smp_v1", "smp_v2", "nccl", "neuron"})
+# CreateTrainingJob fields a family's entry may say SageMaker refuses (refused_request_fields):
+# the ones smdist's requests know how to leave out.
+REFUSABLE_REQUEST_FIELDS = frozenset({"VolumeSizeInGB"})
 ACCELERATOR_KINDS = frozenset({"gpu", "cpu", "trainium", "inferentia"})
 
 INSTANCES_FILE = "instances.yaml"
@@ -33,6 +36,7 @@ _INSTANCE_KEYS = frozenset(
         "libraries",
         "retired",
         "training",
+        "refused_request_fields",
         "note",
     }
 )
@@ -53,7 +57,9 @@ class InstanceInfo:
     for it (``compute_capability.runs_on``).
     ``efa_rdma`` says whether the EFA supports RDMA read (FI_EFA_USE_DEVICE_RDMA=1 is safe);
     ``efa_interfaces`` is the most EFA interfaces it takes, None where undocumented;
-    ``fabric`` is what collectives use of it.
+    ``fabric`` is what collectives use of it. ``refused_request_fields`` names the
+    CreateTrainingJob fields SageMaker refuses for it (``VolumeSizeInGB`` on instance types
+    with only instance storage), which no request smdist renders carries.
     """
 
     instance_type: str
@@ -76,6 +82,7 @@ class InstanceInfo:
     bf16: bool
     tf32: bool
     note: str | None
+    refused_request_fields: frozenset[str] = frozenset()
 
     @property
     def fabric(self) -> tuple[bool, bool]:
@@ -172,6 +179,12 @@ def build_instance(
     )
     bf16, tf32 = _precisions(where, values, architectures)
     efa_rdma, efa_interfaces = _efa_values(where, values)
+    refused = frozenset(values.get("refused_request_fields") or ())
+    require(
+        refused <= REFUSABLE_REQUEST_FIELDS,
+        f"{where}: refused_request_fields {sorted(refused - REFUSABLE_REQUEST_FIELDS)} are not "
+        f"among {sorted(REFUSABLE_REQUEST_FIELDS)}.",
+    )
     price = values.get("price_per_hour")
     gpu_memory = values.get("gpu_memory_gib")
     return InstanceInfo(
@@ -195,4 +208,5 @@ def build_instance(
         bf16=bf16,
         tf32=tf32,
         note=values.get("note"),
+        refused_request_fields=refused,
     )
