@@ -40,8 +40,10 @@ __all__ = [
     "known_instance_types",
     "minimum_version",
     "price_region",
+    "refused_request_fields",
     "supported_versions",
     "training_instance_types",
+    "unknown_instance_types",
 ]
 
 _FRAMEWORKS_FILE = "frameworks.yaml"
@@ -52,6 +54,7 @@ class _InstanceCatalog:
     date: str
     region: str
     instances: dict[str, InstanceInfo]
+    unknown: dict[str, str]  # instance type -> why the catalogue cannot describe it
 
 
 @dataclass(frozen=True)
@@ -82,8 +85,27 @@ def _instance_catalog() -> _InstanceCatalog:
             instances[instance_type] = build_instance(instance_type, family, values, architectures)
     _require(bool(instances), f"{_INSTANCES_FILE}: no instance types.")
     return _InstanceCatalog(
-        date=str(data["catalog_date"]), region=str(data["price_region"]), instances=instances
+        date=str(data["catalog_date"]),
+        region=str(data["price_region"]),
+        instances=instances,
+        unknown=_unknown_types(data.get("unknown") or {}, instances),
     )
+
+
+def _unknown_types(groups: dict[str, Any], instances: dict[str, InstanceInfo]) -> dict[str, str]:
+    """``unknown:``'s groups as instance type -> reason; each type once, none catalogued."""
+    unknown: dict[str, str] = {}
+    for group, spec in groups.items():
+        where = f"{_INSTANCES_FILE}: unknown.{group}"
+        reason = " ".join(str(spec.get("reason") or "").split())
+        _require(bool(reason), f"{where}: needs a reason.")
+        for instance_type in spec.get("types") or ():
+            _require(
+                instance_type not in instances and instance_type not in unknown,
+                f"{where}: {instance_type} is listed twice.",
+            )
+            unknown[instance_type] = reason
+    return unknown
 
 
 def _version_tuple(values: Any, where: str) -> tuple[str, ...]:
@@ -148,6 +170,17 @@ def instance(instance_type: str) -> InstanceInfo | None:
 def known_instance_types() -> list[str]:
     """Every catalogued instance type, retired ones included, sorted."""
     return sorted(_instance_catalog().instances)
+
+
+def refused_request_fields(instance_type: str) -> frozenset[str]:
+    """CreateTrainingJob fields SageMaker refuses for ``instance_type`` (none when unknown)."""
+    info = instance(instance_type)
+    return info.refused_request_fields if info is not None else frozenset()
+
+
+def unknown_instance_types() -> dict[str, str]:
+    """Training instance types the catalogue cannot describe, each with the reason."""
+    return dict(_instance_catalog().unknown)
 
 
 def training_instance_types() -> list[str]:

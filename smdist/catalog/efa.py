@@ -31,4 +31,5 @@ def nccl_environment(instance_type: str) -> dict[str, str]:
         )
     if info.accelerator == "cpu":  # no NCCL, nor Neuron's collectives
         return {}
-    return efa_environment(info.efa, info.efa_rdma, gpus=max(info.accelerators, 1))
+    efa, rdma = info.fabric
+    return efa_environment(efa, rdma, gpus=max(info.accelerators, 1))

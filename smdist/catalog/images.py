@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from smdist.catalog import compute_capability
 from smdist.catalog.data_files import read_data_file
 
 IMAGE_LIBRARIES = frozenset({"smddp", "smp_v1", "smp_v2", "horovod"})
@@ -28,7 +29,11 @@ class ImageCatalogError(ValueError):
 @dataclass(frozen=True)
 class TrainingImage:
     """One training container of ``version``, for the listed Python versions: its tag per
-    processor (``gpu``, ``cpu``; a ``{py}`` in it is the job's py_version) in ``repository``."""
+    processor (``gpu``, ``cpu``; a ``{py}`` in it is the job's py_version) in ``repository``.
+
+    ``cuda`` is the CUDA version its GPU image's framework was built with, and
+    ``compute_capabilities`` the GPUs that build has kernels for (``"12.0+PTX"`` as PyTorch
+    writes it); either is None where the catalogue does not know it."""
 
     repository: str
     framework: str
@@ -38,12 +43,21 @@ class TrainingImage:
     patched: bool
     tags: tuple[tuple[str, str], ...] = ()
     family: str = ""
+    cuda: str | None = None
+    compute_capabilities: tuple[str, ...] | None = None
 
     def tag(self, processor: str, py_version: str) -> str | None:
         """The image tag for ``processor`` (gpu/cpu) and ``py_version``; None when there is
         no such image (e.g. a GPU-only library image on a CPU instance)."""
         template = dict(self.tags).get(processor)
         return None if template is None else template.format(version=self.version, py=py_version)
+
+    def runs_on(self, capability: str) -> bool | None:
+        """Whether its GPU build has kernels for a GPU of compute ``capability``; None when the
+        catalogue does not know what the build carries."""
+        if self.compute_capabilities is None:
+            return None
+        return compute_capability.runs_on(self.compute_capabilities, capability)
 
 
 @dataclass(frozen=True)
@@ -62,6 +76,23 @@ def _key(version: str) -> tuple[int, int, int]:
     return int(major), int(minor), int(patch or 0)
 
 
+def _gpu_build(where: str, entry: dict[str, Any]) -> tuple[str | None, tuple[str, ...] | None]:
+    """The entry's ``cuda`` and ``compute_capabilities``, checked (each may be absent)."""
+    cuda, capabilities = entry.get("cuda"), entry.get("compute_capabilities")
+    if cuda is not None and not (isinstance(cuda, str) and _VERSION.match(cuda)):
+        raise ImageCatalogError(f"{where}: cuda {cuda!r} must be a quoted version such as 12.1")
+    if capabilities is None:
+        return cuda, None
+    if cuda is None or not isinstance(capabilities, list) or not capabilities:
+        raise ImageCatalogError(f"{where}: compute_capabilities needs cuda and a list")
+    for capability in capabilities:
+        try:
+            compute_capability.parse_entry(str(capability))
+        except ValueError as error:
+            raise ImageCatalogError(f"{where}: {error}") from None
+    return cuda, tuple(str(capability) for capability in capabilities)
+
+
 def _family(repository: str, spec: dict[str, Any]) -> _Family:
     where = f"{_FILE}: families.{repository}"
     patched = set(spec.get("patched") or ())
@@ -77,6 +108,7 @@ def _family(repository: str, spec: dict[str, Any]) -> _Family:
             major, minor, _ = _key(version)
         except ValueError as error:
             raise ImageCatalogError(f"{where}.{version}: {error}") from None
+        cuda, capabilities = _gpu_build(f"{where}.{version}", entry)
         images.append(
             TrainingImage(
                 repository=entry.get("repository", repository),
@@ -87,6 +119,8 @@ def _family(repository: str, spec: dict[str, Any]) -> _Family:
                 patched=f"{major}.{minor}" in patched,
                 tags=tuple(sorted(tags.items())),
                 family=repository,
+                cuda=cuda,
+                compute_capabilities=capabilities,
             )
         )
     images.sort(key=lambda image: _key(image.version))
@@ -171,3 +205,74 @@ def find_image(repository: str, version: str) -> TrainingImage | None:
 def patched_versions(repository: str) -> list[str]:
     """The versions of ``repository`` that still get security patches."""
     return [image.version for image in training_images(repository) if image.patched]
+
+
+@dataclass(frozen=True)
+class DlcReference:
+    """What an image URI naming a Deep Learning Container says about the image.
+
+    ``family`` is the catalogue family that holds its versions (``pytorch-training`` for the
+    repositories ``pytorch-training`` and ``pytorch``); ``version``, ``processor`` (gpu, cpu)
+    and ``cuda`` are what its tag states, None where the tag says nothing of it (``latest``,
+    a digest)."""
+
+    uri: str
+    repository: str
+    family: str
+    framework: str
+    version: str | None
+    processor: str | None
+    cuda: str | None
+
+
+_IMAGE_URI = re.compile(
+    r"^(?P<account>\d{12})\.dkr\.ecr\.[a-z0-9-]+\.amazonaws\.com(?:\.cn)?/"
+    r"(?P<repository>[a-z0-9._/-]+)(?::(?P<tag>[A-Za-z0-9._-]+))?(?:@sha256:[0-9a-f]+)?$"
+)
+_TAG_VERSION = re.compile(r"^(\d+\.\d+(?:\.\d+)?)(?:-|$)")
+_TAG_CUDA = re.compile(r"(?:^|-)cu(\d+)(\d)(?:-|$)")
+
+
+@functools.lru_cache(maxsize=1)
+def _dlc_registries() -> tuple[frozenset[str], dict[str, str]]:
+    """The accounts DLC images are published from, and each DLC repository's family."""
+    data = _data()
+    accounts, repositories = set(), {}
+    for registries in [data["registries"]] + [
+        spec["registries"] for spec in data["families"].values() if spec.get("registries")
+    ]:
+        accounts.add(registries["default_account"])
+        accounts.update(registries["accounts"].values())
+    for family in _catalog()[1].values():
+        repositories[family.repository] = family.repository
+        for image in family.images:
+            repositories.setdefault(image.repository, family.repository)
+    return frozenset(accounts), repositories
+
+
+def dlc_reference(uri: str) -> DlcReference | None:
+    """What ``uri`` says when it names a training DLC repository in one of the DLC registries
+    (``763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-training:2.3.0-gpu-py311-...``);
+    None for any other image, a copy in the user's own registry included."""
+    match = _IMAGE_URI.match(uri.strip())
+    if match is None:
+        return None
+    accounts, repositories = _dlc_registries()
+    repository = match.group("repository")
+    if match.group("account") not in accounts or repository not in repositories:
+        return None
+    family = repositories[repository]
+    tag = match.group("tag") or ""
+    version = _TAG_VERSION.match(tag)
+    cuda = _TAG_CUDA.search(tag)
+    words = tag.split("-")
+    processor = "gpu" if "gpu" in words or cuda else "cpu" if "cpu" in words else None
+    return DlcReference(
+        uri=uri,
+        repository=repository,
+        family=family,
+        framework=_catalog()[1][family].framework,
+        version=version.group(1) if version else None,
+        processor=processor,
+        cuda=f"{int(cuda.group(1))}.{cuda.group(2)}" if cuda else None,
+    )

@@ -5,9 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from smdist.catalog.data_errors import require
+from smdist.catalog import compute_capability
+from smdist.catalog.data_errors import CatalogError, require
 
 INSTANCE_LIBRARIES = frozenset({"smddp", "smp_v1", "smp_v2", "nccl", "neuron"})
+# CreateTrainingJob fields a family's entry may say SageMaker refuses (refused_request_fields):
+# the ones smdist's requests know how to leave out.
+REFUSABLE_REQUEST_FIELDS = frozenset({"VolumeSizeInGB"})
 ACCELERATOR_KINDS = frozenset({"gpu", "cpu", "trainium", "inferentia"})
 
 INSTANCES_FILE = "instances.yaml"
@@ -19,6 +23,7 @@ _INSTANCE_KEYS = frozenset(
         "gpu_model",
         "gpu_memory_gib",
         "gpu_arch",
+        "gpu_compute_capability",
         "accelerator",
         "accelerators",
         "accelerators_unit",
@@ -31,6 +36,7 @@ _INSTANCE_KEYS = frozenset(
         "libraries",
         "retired",
         "training",
+        "refused_request_fields",
         "note",
     }
 )
@@ -46,8 +52,14 @@ class InstanceInfo:
     ``libraries`` names the distributed libraries that run there: ``nccl`` on any NVIDIA GPU,
     ``neuron`` on Trainium and Inferentia, and the SageMaker libraries where AWS documents
     support. ``training`` is False for instances CreateTrainingJob does not offer (Inferentia).
+    ``gpu_compute_capability`` is the CUDA compute capability of its GPUs (``"7.0"`` for a
+    V100), None without NVIDIA GPUs: a framework build runs there only if it carries kernels
+    for it (``compute_capability.runs_on``).
     ``efa_rdma`` says whether the EFA supports RDMA read (FI_EFA_USE_DEVICE_RDMA=1 is safe);
-    ``efa_interfaces`` is the most EFA interfaces it takes, None where undocumented.
+    ``efa_interfaces`` is the most EFA interfaces it takes, None where undocumented;
+    ``fabric`` is what collectives use of it. ``refused_request_fields`` names the
+    CreateTrainingJob fields SageMaker refuses for it (``VolumeSizeInGB`` on instance types
+    with only instance storage), which no request smdist renders carries.
     """
 
     instance_type: str
@@ -57,6 +69,7 @@ class InstanceInfo:
     gpus: int
     gpu_model: str | None
     gpu_memory_gib: float | None
+    gpu_compute_capability: str | None
     accelerator: str
     accelerators: int
     efa: bool
@@ -69,6 +82,16 @@ class InstanceInfo:
     bf16: bool
     tf32: bool
     note: str | None
+    refused_request_fields: frozenset[str] = frozenset()
+
+    @property
+    def fabric(self) -> tuple[bool, bool]:
+        """(EFA, RDMA read) as a job's collectives use them: NCCL on GPUs, Neuron's collectives
+        on Trainium. A CPU instance's EFA is left alone (no NCCL there, and SageMaker's own EFA
+        lists name no CPU type), so CPU jobs get no fabric settings."""
+        if self.accelerator == "cpu":
+            return False, False
+        return self.efa, self.efa_rdma
 
 
 def _efa_values(where: str, values: dict[str, Any]) -> tuple[bool, int | None]:
@@ -113,6 +136,30 @@ def _precisions(
     return bool(architectures[arch]["bf16"]), bool(architectures[arch]["tf32"])
 
 
+def _compute_capability(
+    where: str, accelerator: str, values: dict[str, Any], architectures: dict[str, Any]
+) -> str | None:
+    """The GPU's compute capability: required on GPU instances, one its architecture has."""
+    capability = values.get("gpu_compute_capability")
+    if accelerator != "gpu":
+        require(capability is None, f"{where}: gpu_compute_capability without GPUs.")
+        return None
+    require(
+        isinstance(capability, str), f"{where}: gpu_compute_capability must be a quoted string."
+    )
+    try:
+        compute_capability.parse(capability)
+    except ValueError as error:
+        raise CatalogError(f"{where}: {error}") from None
+    arch = values.get("gpu_arch")
+    listed = (architectures.get(arch) or {}).get("compute_capabilities") or ()
+    require(
+        capability in listed,
+        f"{where}: compute capability {capability} is not one of {arch}'s {list(listed)}.",
+    )
+    return capability
+
+
 def build_instance(
     instance_type: str, family: str, values: dict[str, Any], architectures: dict[str, Any]
 ) -> InstanceInfo:
@@ -132,6 +179,12 @@ def build_instance(
     )
     bf16, tf32 = _precisions(where, values, architectures)
     efa_rdma, efa_interfaces = _efa_values(where, values)
+    refused = frozenset(values.get("refused_request_fields") or ())
+    require(
+        refused <= REFUSABLE_REQUEST_FIELDS,
+        f"{where}: refused_request_fields {sorted(refused - REFUSABLE_REQUEST_FIELDS)} are not "
+        f"among {sorted(REFUSABLE_REQUEST_FIELDS)}.",
+    )
     price = values.get("price_per_hour")
     gpu_memory = values.get("gpu_memory_gib")
     return InstanceInfo(
@@ -142,6 +195,7 @@ def build_instance(
         gpus=gpus,
         gpu_model=values.get("gpu_model"),
         gpu_memory_gib=None if gpu_memory is None else float(gpu_memory),
+        gpu_compute_capability=_compute_capability(where, accelerator, values, architectures),
         accelerator=accelerator,
         accelerators=accelerators,
         efa=bool(values["efa"]),
@@ -154,4 +208,5 @@ def build_instance(
         bf16=bf16,
         tf32=tf32,
         note=values.get("note"),
+        refused_request_fields=refused,
     )

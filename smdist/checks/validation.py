@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from smdist import catalog
 from smdist.checks.api_limits import check_api_limits
 from smdist.checks.catalog import check_container
+from smdist.checks.dlc_image_uri import check_dlc_image_uri
 from smdist.checks.environment_variables import (
     AWS_CREDENTIAL_VARIABLES as AWS_CREDENTIAL_VARIABLES,
 )
@@ -20,6 +22,7 @@ from smdist.checks.environment_variables import (
     RESERVED_ENVIRONMENT_PREFIX as RESERVED_ENVIRONMENT_PREFIX,
 )
 from smdist.checks.environment_variables import added_environment, check_environment
+from smdist.checks.gpu_kernels import check_gpu_kernels
 from smdist.checks.hyperparameters import RESERVED_NAMES as RESERVED_NAMES
 from smdist.checks.hyperparameters import RESERVED_PREFIXES as RESERVED_PREFIXES
 from smdist.checks.hyperparameters import SDK_HYPERPARAMETER_COUNT as SDK_HYPERPARAMETER_COUNT
@@ -42,6 +45,8 @@ def check_spec(spec: JobSpec, toolkit: dict[str, Any] | None = None) -> list[Pro
     if toolkit is None:
         toolkit = spec.strategy.launch(spec.cluster, spec.entry_point).toolkit_hyperparameters
     problems = _check_framework(spec)
+    problems += check_dlc_image_uri(spec)
+    problems += check_gpu_kernels(spec)
     problems += spec.strategy.check(
         spec.cluster, spec.code.framework_version, dict(spec.hyperparameters)
     )
@@ -98,11 +103,13 @@ def _check_instance(spec: JobSpec) -> list[Problem]:
     if cluster.is_local_mode:
         return []
     if info is None:
+        why = catalog.unknown_instance_types().get(cluster.instance_type)
         return [
             Problem(
                 "cluster.instance_type",
                 f"{cluster.instance_type} is a SageMaker instance type smdist's catalogue has no "
-                "facts for: GPU count, price and library support are unknown ('auto' means 1)",
+                "facts for: GPU count, price and library support are unknown ('auto' means 1)"
+                + (f" ({why})" if why else ""),
                 severity="warning",
             )
         ]

@@ -113,8 +113,8 @@ class Strategy(StrictModel):
             processes_follow_hardware=self.one_process_per_gpu
             or self.requested_processes_per_host() == "auto",
             program=self.program(entry_point),
-            efa=bool(info and info.efa),
-            efa_rdma=bool(info and info.efa_rdma),
+            efa=bool(info and info.fabric[0]),
+            efa_rdma=bool(info and info.fabric[1]),
             custom_mpi_options=getattr(self, "custom_mpi_options", "") or "",
             mp_parameters=dict(mp_parameters) if isinstance(mp_parameters, dict) else None,
             toolkit_hyperparameters=toolkit,

@@ -25,6 +25,7 @@ from smdist.spec.job import JobSpec
 from .conftest import BUCKET, REGION, ROLE
 
 DLC = "763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-training:2.3.0-gpu-py311"
+TF_DLC = "763104351884.dkr.ecr.us-west-2.amazonaws.com/tensorflow-training:2.14.1-gpu-py310"
 SMP_IMAGE = (
     "658645717510.dkr.ecr.us-west-2.amazonaws.com/smdistributed-modelparallel:2.3.1-gpu-py311-cu121"
 )
@@ -318,7 +319,7 @@ def test_strategies_v3_cannot_launch_get_smdists_driver(strategy, cluster, launc
             "name": "v3-driver",
             "strategy": strategy,
             "cluster": {"instance_type": cluster[0], "instance_count": cluster[1]},
-            "code": {"image_uri": DLC},
+            "code": {"image_uri": TF_DLC if strategy["kind"] == "mwms" else DLC},
         }
     )
     distributed = v3.model_trainer_distributed(plan(spec))

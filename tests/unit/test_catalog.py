@@ -48,6 +48,8 @@ AMPERE_OR_NEWER_GPUS = {
     "NVIDIA H100",
     "NVIDIA H200",
     "NVIDIA B200",
+    "NVIDIA B300",
+    "NVIDIA RTX PRO 6000 Blackwell Server Edition",
 }
 OLDER_GPUS = {"NVIDIA K80", "NVIDIA V100", "NVIDIA T4"}
 
@@ -78,7 +80,7 @@ def test_gpu_instances_have_gpus_and_a_model():
     for info in all_instances():
         if info.accelerator != "gpu":
             continue
-        assert info.gpus in (1, 4, 8, 16), info.instance_type
+        assert info.gpus in (1, 2, 4, 8, 16), info.instance_type
         assert info.gpu_model and info.gpu_model.startswith("NVIDIA "), info.instance_type
         assert info.gpu_memory_gib and info.gpu_memory_gib >= 12, info.instance_type
         assert info.accelerators == info.gpus, info.instance_type
@@ -187,7 +189,10 @@ def test_bf16_and_tf32_only_on_ampere_or_newer_gpus():
 def test_instance_memory_and_vcpus_are_plausible():
     for info in all_instances():
         assert info.vcpus >= 2 and info.memory_gib >= 4, info.instance_type
-        assert info.memory_gib / info.vcpus <= 16, info.instance_type
+        # Memory-optimised CPU types have 8 GiB per vCPU; a GPU host up to 4 TiB for 192 vCPUs
+        # (ml.p6-b300.48xlarge).
+        most = 16 if info.accelerator == "cpu" else 24
+        assert info.memory_gib / info.vcpus <= most, info.instance_type
 
 
 def test_catalog_date_and_region_come_from_the_file_headers():
@@ -252,6 +257,87 @@ def test_torch_distributed_minimum_is_its_oldest_supported_version():
         catalog.minimum_version("torch_distributed", "pytorch")
         == (catalog.supported_versions("torch_distributed", "pytorch")[0])
     )
+
+
+def test_every_training_type_the_api_lists_is_catalogued_or_unknown_with_a_reason():
+    unknown = catalog.unknown_instance_types()
+    for name in catalog.training_instance_types():
+        assert catalog.instance(name) is not None or unknown.get(name), name
+    assert all(len(reason) > 40 for reason in unknown.values())
+    assert not set(unknown) & set(catalog.known_instance_types())
+    assert set(unknown) <= set(catalog.training_instance_types())
+
+
+@pytest.mark.parametrize(
+    "instance_type",
+    [
+        "ml.g7e.2xlarge",
+        "ml.g7e.48xlarge",
+        "ml.p6-b200.48xlarge",
+        "ml.p6-b300.48xlarge",
+        "ml.p5e.48xlarge",
+        "ml.p5en.48xlarge",
+        "ml.trn2.48xlarge",
+    ],
+)
+def test_the_newest_accelerated_types_are_known(instance_type):
+    info = catalog.instance(instance_type)
+    assert info is not None and info.training and not info.retired
+    assert info.accelerators >= 1 and info.efa in (True, False)
+
+
+@pytest.mark.parametrize(
+    ("size", "gpus", "efa"),
+    [("2xlarge", 1, False), ("4xlarge", 1, False), ("8xlarge", 1, True)]
+    + [("12xlarge", 2, True), ("24xlarge", 4, True), ("48xlarge", 8, True)],
+)
+def test_g7e_sizes(size, gpus, efa):
+    info = catalog.instance(f"ml.g7e.{size}")
+    assert (info.gpus, info.gpu_memory_gib, info.efa) == (gpus, 96.0, efa)
+    assert info.gpu_compute_capability == "12.0" and info.bf16
+
+
+def test_p6_b300_has_eight_b300_gpus():
+    info = catalog.instance("ml.p6-b300.48xlarge")
+    assert (info.gpus, info.gpu_model, info.gpu_compute_capability) == (8, "NVIDIA B300", "10.3")
+    assert (info.vcpus, info.memory_gib, info.efa, info.efa_rdma) == (192, 4096.0, True, True)
+
+
+@pytest.mark.parametrize(
+    ("instance_type", "vcpus", "memory_gib"),
+    [
+        ("ml.c6i.32xlarge", 128, 256),  # c: 2 GiB per vCPU
+        ("ml.m7i-flex.16xlarge", 64, 256),  # m: 4
+        ("ml.r8i.96xlarge", 384, 3072),  # r: 8
+        ("ml.r5d.large", 2, 16),
+        ("ml.c4.8xlarge", 36, 60),  # the older families' own figures
+        ("ml.c5n.18xlarge", 72, 192),
+        ("ml.m4.10xlarge", 40, 160),
+        ("ml.t3.medium", 2, 4),
+    ],
+)
+def test_cpu_types_follow_the_size_names(instance_type, vcpus, memory_gib):
+    info = catalog.instance(instance_type)
+    assert (info.accelerator, info.gpus, info.vcpus, info.memory_gib) == (
+        "cpu",
+        0,
+        vcpus,
+        memory_gib,
+    )
+
+
+def test_an_unpriced_type_says_why():
+    for info in all_instances():
+        if info.price_per_hour is None:
+            said = info.retired or not info.training or _price_note(info.instance_type)
+            assert said, info.instance_type
+
+
+def _price_note(instance_type: str) -> str | None:
+    family = instance_type.split(".")[1]
+    spec = raw_yaml("instances.yaml")["families"][family]
+    entry = spec["instances"][instance_type] or {}
+    return entry.get("price_note") or spec["defaults"].get("price_note")
 
 
 # --- lookups ---------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from collections import defaultdict
 
 import pytest
 
-from smdist import catalog
+from smdist import Cluster, Horovod, catalog
 from smdist.catalog import efa
 
 # SageMaker Python SDK 3.27.0, sagemaker/train/container_drivers/common/utils.py (the training
@@ -60,7 +60,30 @@ def test_sagemakers_own_lists_agree_with_the_catalogue():
 
 def test_efa_without_rdma_is_the_older_nitro_generation():
     without = {info.family for info in all_instances() if info.efa and not info.efa_rdma}
-    assert without == {"p3dn", "g4dn", "g5"}
+    assert without == {"p3dn", "g4dn", "g5", "c5n"}
+
+
+@pytest.mark.parametrize(
+    ("instance_type", "expected"),
+    [
+        ("ml.g7e.48xlarge", {**RDMA, "RDMAV_FORK_SAFE": "1"}),
+        ("ml.g7e.8xlarge", {**RDMA, "RDMAV_FORK_SAFE": "1"}),
+        ("ml.g7e.4xlarge", {"NCCL_IB_DISABLE": "1"}),
+        ("ml.p6-b300.48xlarge", {**RDMA, "RDMAV_FORK_SAFE": "1"}),
+    ],
+)
+def test_the_new_gpu_families_get_their_settings_from_the_catalogue(instance_type, expected):
+    assert efa.nccl_environment(instance_type) == expected
+
+
+@pytest.mark.parametrize("instance_type", ["ml.c5n.18xlarge", "ml.c6i.32xlarge", "ml.r8i.96xlarge"])
+def test_a_cpu_instances_efa_gets_no_fabric_settings(instance_type):
+    info = catalog.instance(instance_type)
+    assert info.efa and info.fabric == (False, False)
+    assert efa.nccl_environment(instance_type) == {}
+    cluster = Cluster(instance_type=instance_type, instance_count=2)
+    launch = Horovod(framework="tensorflow").launch(cluster, "train.py")
+    assert (launch.efa, launch.efa_rdma) == (False, False)
 
 
 def test_rdma_is_the_same_for_every_efa_instance_of_a_family():

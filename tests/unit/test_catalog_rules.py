@@ -12,6 +12,7 @@ import sys
 import pytest
 
 import smdist
+from smdist import catalog
 from smdist.catalog import api, images
 from smdist.errors import SpecError
 from smdist.spec.job import JobSpec
@@ -221,10 +222,22 @@ def test_instance_type_outside_the_api_enum_is_refused_with_suggestions():
 
 
 def test_api_instance_types_beyond_the_catalogue_are_accepted_with_a_warning():
-    data = job(strategy={"kind": "pytorch_ddp"}, cluster={"instance_type": "ml.r7i.large"})
+    data = job(strategy={"kind": "pytorch_ddp"}, cluster={"instance_type": "ml.g7.48xlarge"})
     del data["code"]
     plan = plans(data)
-    assert any("no facts" in str(w) for w in plan.warnings)
+    (warning,) = [w for w in plan.warnings if w.path == "cluster.instance_type"]
+    assert "no facts" in warning.message
+    assert catalog.unknown_instance_types()["ml.g7.48xlarge"] in warning.message  # the reason
+    assert plan.topology.processes_per_host == 1  # 'auto': one, not a guess
+
+
+def test_processes_per_host_auto_is_one_per_gpu_on_the_new_gpu_types():
+    for instance_type, gpus in (("ml.g7e.48xlarge", 8), ("ml.g7e.12xlarge", 2)):
+        data = job(cluster={"instance_type": instance_type, "instance_count": 2})
+        data["strategy"] = {"kind": "pytorch_ddp", "processes_per_host": "auto"}
+        plan = plans(data)
+        assert plan.topology.processes_per_host == gpus
+        assert plan.topology.world_size == 2 * gpus
 
 
 @pytest.mark.parametrize("local", ["local", "local_gpu"])

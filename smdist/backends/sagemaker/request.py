@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from smdist import catalog
 from smdist.checks.catalog import unpinned_image
 from smdist.checks.images import training_image_uri
 from smdist.errors import Problem, SpecError
@@ -26,6 +27,20 @@ BACKEND_ESTIMATOR_KWARGS: dict[str, Any] = {
     "debugger_hook_config": False,
     "enable_sagemaker_metrics": True,
 }
+
+
+def volume_fields(instance_type: str) -> dict[str, Any]:
+    """ResourceConfig's ``VolumeSizeInGB`` for ``instance_type``: the SDKs' default, or nothing
+    where the catalogue says SageMaker refuses the field (instance types with only instance
+    storage: ``refused_request_fields``). SDK v2, v3 and tuning requests all take it from here.
+
+    smdist states no volume size of its own: every request carried the SDKs' default, so leaving
+    it out drops nothing a user set. A volume-size setting, if one is added, must be refused for
+    these instance types, naming the field, never dropped: a user who asked for a size expects
+    to get it or to be told why not."""
+    if "VolumeSizeInGB" in catalog.refused_request_fields(instance_type):
+        return {}
+    return {"VolumeSizeInGB": DEFAULT_VOLUME_GB}
 
 
 def source_uri(bucket: str, digest: str) -> str:
@@ -127,7 +142,7 @@ def _output_data_config(kwargs: dict[str, Any], bucket: str) -> dict[str, Any]:
 
 def _resource_config(kwargs: dict[str, Any]) -> dict[str, Any]:
     resources: dict[str, Any] = {
-        "VolumeSizeInGB": DEFAULT_VOLUME_GB,
+        **volume_fields(kwargs["instance_type"]),
         "InstanceCount": kwargs["instance_count"],
         "InstanceType": kwargs["instance_type"],
     }

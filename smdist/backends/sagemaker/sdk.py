@@ -176,6 +176,25 @@ def sagemaker_session(boto: Any, bucket: str | None = None, local: bool = False)
     return sagemaker.Session(boto_session=boto, default_bucket=bucket, sagemaker_config=SDK_CONFIG)
 
 
+def leave_out_unset_volume_size(session: Any) -> None:
+    """Make ``session``'s CreateTrainingJob leave out a ``VolumeSizeInGB`` of None.
+
+    SDK v2's estimator always writes ``ResourceConfig.VolumeSizeInGB`` (its ``volume_size``),
+    which SageMaker refuses on some instance types (``request.volume_fields``). The estimator
+    is given ``volume_size=None`` there, and this drops that None before the request is built,
+    so that what is sent is the dry run's request. A size that is set is never touched.
+    """
+
+    def leave_out(params: dict[str, Any], **_: Any) -> None:
+        resources = params.get("ResourceConfig")
+        if isinstance(resources, dict) and resources.get("VolumeSizeInGB", 0) is None:
+            del resources["VolumeSizeInGB"]
+
+    session.sagemaker_client.meta.events.register_first(
+        "provide-client-params.sagemaker.CreateTrainingJob", leave_out
+    )
+
+
 def estimator_class(plan_estimator: str) -> Any:
     """``sagemaker.pytorch.PyTorch`` or ``sagemaker.tensorflow.TensorFlow`` by dotted name."""
     import_sagemaker()

@@ -49,6 +49,7 @@ def send(
     boto = sending.session_for(shown, boto_session)
     upload = sending.upload_code(boto, shown)
     session = sdk.sagemaker_session(boto, shown.submission.bucket)
+    sdk.leave_out_unset_volume_size(session)
 
     def fit(value: DryRun) -> None:
         call = estimator_call(value)

@@ -80,6 +80,10 @@ def estimator_call(shown: DryRun) -> EstimatorCall:
     submission = shown.submission
     arguments = estimator_kwargs(submission)
     arguments["image_uri"] = shown.request["AlgorithmSpecification"]["TrainingImage"]
+    if "VolumeSizeInGB" not in shown.request["ResourceConfig"]:
+        # The estimator always writes VolumeSizeInGB; None marks it for leaving out on the way
+        # to the service (sdk.leave_out_unset_volume_size), as the request does.
+        arguments["volume_size"] = None
     return EstimatorCall(
         estimator=submission.plan.estimator,
         arguments=arguments,

@@ -28,7 +28,7 @@ import json
 from importlib import metadata
 from typing import Any
 
-from smdist.backends.sagemaker.request import DEFAULT_VOLUME_GB, input_data_config
+from smdist.backends.sagemaker.request import input_data_config, volume_fields
 from smdist.backends.sagemaker.v3 import hyperparameters as v3_hyperparameters
 from smdist.backends.sagemaker.v3.driver_config import (
     SMDIST_DRIVER_SCRIPT,
@@ -159,7 +159,7 @@ def _resource_config(spec: JobSpec) -> dict[str, Any]:
     resources: dict[str, Any] = {
         "InstanceType": spec.cluster.instance_type,
         "InstanceCount": spec.cluster.instance_count,
-        "VolumeSizeInGB": DEFAULT_VOLUME_GB,
+        **volume_fields(spec.cluster.instance_type),
     }
     if spec.kms and spec.kms.volume_key_id:
         resources["VolumeKmsKeyId"] = spec.kms.volume_key_id

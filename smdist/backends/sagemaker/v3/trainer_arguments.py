@@ -50,7 +50,9 @@ def _compute(request: dict[str, Any]) -> Any:
     return Compute(
         instance_type=resources["InstanceType"],
         instance_count=resources["InstanceCount"],
-        volume_size_in_gb=resources["VolumeSizeInGB"],
+        # None where SageMaker refuses the field (request.volume_fields); SDK 3.27 and later
+        # leave it out there too.
+        volume_size_in_gb=resources.get("VolumeSizeInGB"),
         volume_kms_key_id=resources.get("VolumeKmsKeyId"),
         keep_alive_period_in_seconds=resources.get("KeepAlivePeriodInSeconds"),
         enable_managed_spot_training=request.get("EnableManagedSpotTraining"),
