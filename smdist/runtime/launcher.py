@@ -91,6 +91,7 @@ __all__ = [
     "torch_supports_local_addr",
 ]
 
+SEPARATE_ROUND_STORES = "TORCH_DISABLE_SHARE_RDZV_TCP_STORE"
 logger = logging.getLogger("smdist.runtime.launcher")
 
 DEFAULT_RDZV_ID = "smdist"
@@ -142,6 +143,11 @@ def main(
     }
     if gpus > 0:
         child_env.update(nccl_defaults(environ, launch))
+    if args.max_restarts > 0:
+        # torch shares one TCP store across rendezvous rounds, keys unprefixed by round: after
+        # a rank dies, the restarted Gloo mesh reads the last round's addresses and fails
+        # ("Connection refused"), using the restart up. A store per round recovers.
+        child_env.setdefault(SEPARATE_ROUND_STORES, "1")
     command = build_torchrun_command(
         python=sys.executable,
         num_hosts=sagemaker.world_size(),

@@ -10,7 +10,9 @@ outside the job's folder. No test measures time.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
@@ -22,6 +24,7 @@ from local_jobs import (
     EXAMPLES,
     SMALL,
     assert_nothing_left,
+    checksums,
     clean_environ,
     files_holding_secrets,
     finish,
@@ -212,3 +215,61 @@ def test_a_field_path_with_a_right_to_left_override_is_shown_escaped(tmp_path):
     shown = result.stdout + result.stderr
     assert "\u202e" not in shown and "\u0456" not in shown
     assert "\\u202ednik" in shown and "k\\u0456nd2" in shown
+
+
+def restartable_job(tmp_path: Path, name: str) -> Path:
+    """The ready DDP entry point with one restart, long enough to lose a rank mid-training."""
+    values = {"epochs": 100000, "max_steps": 3000, "samples": 256, "batch_size": 16,
+              "log_every": 100, "checkpoint_every": 200}  # fmt: skip
+    job = tmp_path / f"{name}.yaml"
+    job.write_text(
+        textwrap.dedent(
+            f"""
+            name: {name}
+            strategy: {{kind: pytorch_ddp, processes_per_host: 1, max_restarts: 1}}
+            cluster: {{instance_type: ml.c5.xlarge, instance_count: 2}}
+            hyperparameters: {values}
+            checkpoint: {{s3_uri: "s3://my-bucket/checkpoints/{name}"}}
+            """
+        )
+    )
+    return job
+
+
+def rank_process(marker: Path, host: str) -> int | None:
+    """The pid of ``host``'s training process (torchrun's worker) of the job marked ``marker``."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        wanted = [f"SM_CURRENT_HOST={host}".encode(), b"LOCAL_RANK=0"]
+        if all(item in environ for item in wanted) and str(marker).encode() in b"".join(environ):
+            return int(entry.name)
+    return None
+
+
+@pytest.mark.torch
+def test_a_rank_killed_mid_training_restarts_and_ends_as_if_uninterrupted(tmp_path):
+    """kill -9 of algo-2's rank with ``max_restarts: 1``: torchrun restarts every rank from the
+    last checkpoint in a fresh rendezvous round, and the job ends with the weights of a run
+    that lost nothing (the restarted ranks met the last round's addresses and failed)."""
+    reference = smdist_run(restartable_job(tmp_path, "uninterrupted"), tmp_path, timeout=240)
+    assert reference.returncode == 0, reference.output
+    process, log = smdist_run(restartable_job(tmp_path, "interrupted"), tmp_path, start_only=True)
+    try:
+        wait_for(log, "[metrics] step=400 ", process, timeout=240)
+        victim = rank_process(tmp_path, "algo-2")
+        assert victim is not None, log.read_text()
+        os.kill(victim, signal.SIGKILL)
+        run = finish(process, log, tmp_path / ".smdist", timeout=240)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert run.returncode == 0, run.output
+    assert "resum" in run.output.lower(), run.output
+    assert checksums(run.output) == checksums(reference.output), run.output
+    assert_nothing_left(tmp_path)
