@@ -9,6 +9,8 @@ A trial's own record is kept in its Optuna user attributes: its job name, the hy
 values it ran with, its last objective value, its model, and, for a trial that did not end by
 itself (Ctrl-C, SIGTERM, this machine's setup), that it was interrupted: such a trial does not
 count towards ``max_jobs`` and its values are queued to run again when the search resumes.
+A trial that failed keeps why (``reason``): its job's failure reason, or, for a job that
+completed, why it gave no objective.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ JOURNAL = "study.journal"
 SNAPSHOT = "trials.json"
 # user attributes of a trial
 JOB_NAME, VALUES, OBJECTIVE, MODEL = "job_name", "values", "objective", "model"
-STATUS, INTERRUPTED = "status", "interrupted"
+STATUS, INTERRUPTED, REASON = "status", "interrupted", "reason"
 _STATES = {TrialState.COMPLETE: "Completed", TrialState.PRUNED: "Pruned"}
 
 
@@ -117,6 +119,7 @@ def as_trial(frozen: FrozenTrial, running: set[int]) -> Trial | None:
         objective=objective,
         status=status,
         model=attrs.get(MODEL),
+        reason=attrs.get(REASON),
     )
 
 
