@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from local_jobs import LEFTOVER_MARKER, PYTHON, assert_nothing_left, clean_environ, finish
-from test_local_tuning import PLAIN, PLAIN_SCRIPT, job_record, snapshot, write_job
+from test_local_tuning import PLAIN, PLAIN_SCRIPT, job_record, snapshot, wait_for_trials, write_job
 
 pytestmark = pytest.mark.integration
 
@@ -35,6 +35,68 @@ def smdist_tune(job: Path, root: Path, *args: str, start_only: bool = False, tim
     if start_only:
         return process, log
     return finish(process, log, root, timeout)
+
+
+# ---- one search at a time in a folder ----------------------------------------------------------
+def test_a_second_search_of_a_running_study_is_refused_and_the_first_completes(tmp_path):
+    tuning = {
+        "parameters": {"level": {"type": "categorical", "values": [1, 2]}},
+        "strategy": "Grid", "random_seed": 1,
+    }  # fmt: skip
+    job = write_job(tmp_path, PLAIN_SCRIPT, tuning, strategy=PLAIN,
+                    hyperparameters={"epochs": 8, "nap": 0.5})  # fmt: skip
+    root = tmp_path / ".smdist"
+    first, first_log = smdist_tune(job, root, start_only=True)
+    try:
+        wait_for_trials(first, root, first_log, completed=0)
+        for args in ((), ("--fresh",)):
+            second = smdist_tune(job, root, *args, timeout=60)
+            assert second.returncode == 2, second.output
+            said = " ".join(second.output.split())
+            assert f"study search is already running in this folder (pid {first.pid})" in said
+            assert f"kill {first.pid}" in said and "internal error" not in said
+        assert first.wait(timeout=120) == 0, first_log.read_text()
+    finally:
+        if first.poll() is None:
+            first.kill()
+    final = snapshot(root)
+    assert [t["status"] for t in final["trials"]] == ["Completed"] * 2, final
+    assert not list((root / "tuning" / "search").glob("study.journal.before-*"))  # not set aside
+    assert_nothing_left(tmp_path)
+
+
+HOLD_THE_STUDY = """
+import sys, time
+from pathlib import Path
+from smdist.backends.local.tuning.lock import study_lock
+with study_lock(Path(sys.argv[1]), "search"):
+    print("held", flush=True)
+    time.sleep(120)
+"""
+
+
+def test_the_lock_of_a_search_killed_with_sigkill_is_free_at_once(tmp_path):
+    from smdist.backends.local.tuning.lock import StudyInUse, study_lock
+    from smdist.exit_codes import exit_code_for
+
+    directory = tmp_path / "tuning" / "search"
+    holder = subprocess.Popen(
+        [PYTHON, "-c", HOLD_THE_STUDY, str(directory)],
+        env=clean_environ(),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        with pytest.raises(StudyInUse, match=f"pid {holder.pid}") as refused:
+            with study_lock(directory, "search"):
+                pass
+        assert exit_code_for(refused.value) == 2
+    finally:
+        holder.kill()
+        holder.wait(timeout=30)
+    with study_lock(directory, "search"):  # no stale lock is left
+        pass
 
 
 # ---- a metric that no line matched --------------------------------------------------------------
