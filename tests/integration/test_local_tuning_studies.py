@@ -10,10 +10,15 @@ from __future__ import annotations
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from local_jobs import LEFTOVER_MARKER, PYTHON, assert_nothing_left, clean_environ, finish
 from test_local_tuning import PLAIN, PLAIN_SCRIPT, job_record, snapshot, wait_for_trials, write_job
+
+from smdist.backends.local.tuning import tune_locally
+from smdist.checks.reading import load
+from smdist.planning.plan import plan
 
 pytestmark = pytest.mark.integration
 
@@ -97,6 +102,49 @@ def test_the_lock_of_a_search_killed_with_sigkill_is_free_at_once(tmp_path):
         holder.wait(timeout=30)
     with study_lock(directory, "search"):  # no stale lock is left
         pass
+
+
+# ---- a study keeps the search space it began with ----------------------------------------------
+def space(kind: list[str], level_max: float, max_jobs: int = 3) -> dict[str, Any]:
+    return {
+        "parameters": {
+            "level": {"type": "continuous", "min": 0.0, "max": level_max},
+            "kind": {"type": "categorical", "values": kind},
+        },
+        "strategy": "Random", "max_jobs": max_jobs, "random_seed": 2,
+    }  # fmt: skip
+
+
+def test_a_study_refuses_to_resume_with_another_search_space_and_says_what_changed(tmp_path):
+    root = tmp_path / ".smdist"
+    began = space(["good", "fine"], 1.0, max_jobs=2)
+    job = write_job(tmp_path, PLAIN_SCRIPT, began, strategy=PLAIN)
+    first = tune_locally(plan(load(job)), root=root, hosts=1)
+    assert [t.status for t in first.trials] == ["Completed"] * 2
+    kept = snapshot(root)
+
+    write_job(tmp_path, PLAIN_SCRIPT, space(["good", "fine", "other"], 1.0), strategy=PLAIN)
+    changed = smdist_tune(job, root, "--hosts", "1")
+    assert changed.returncode == 2, changed.output
+    said = " ".join(changed.output.split())
+    assert "tuning.parameters.kind: values ['good', 'fine'] when study search began, now " in said
+    assert "['good', 'fine', 'other']" in said and "--fresh" in said and "tuning.name" in said
+    assert "internal error" not in said
+
+    write_job(tmp_path, PLAIN_SCRIPT, space(["good", "fine"], 4.0), strategy=PLAIN)
+    widened = smdist_tune(job, root, "--hosts", "1")
+    assert widened.returncode == 2, widened.output
+    said = " ".join(widened.output.split())
+    assert "tuning.parameters.level: continuous 0.0..1.0 when study search began, now " in said
+    assert "continuous 0.0..4.0" in said and "kind" not in said.split("tuning.parameters")[-1]
+    assert snapshot(root) == kept  # the study is untouched: nothing ran, nothing was re-queued
+
+    fresh = smdist_tune(job, root, "--hosts", "1", "--fresh")
+    assert fresh.returncode == 0, fresh.output
+    assert (root / "tuning" / "search" / "study.journal.before-1").is_file()
+    for trial in first.trials:  # the earlier study's jobs are kept
+        assert job_record(root, trial.name)["status"] == "Completed"
+    assert_nothing_left(tmp_path)
 
 
 # ---- a metric that no line matched --------------------------------------------------------------
