@@ -42,6 +42,60 @@ def smdist_tune(job: Path, root: Path, *args: str, start_only: bool = False, tim
     return finish(process, log, root, timeout)
 
 
+# ---- checkpoints: a fresh study never restores an earlier study's ------------------------------
+# A script that keeps its state as a checkpoint and resumes from one it finds, saying whose.
+CHECKPOINTED_SCRIPT = """
+    import argparse
+    import os
+    from pathlib import Path
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--batch_size", type=int, required=True)
+    parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--model_dir")  # the TensorFlow toolkit passes it
+    args = parser.parse_args()
+    kept = Path(os.environ["SM_MODEL_DIR"]).parent / "checkpoints" / "state.txt"
+    start = 0
+    if kept.exists():
+        job, batch_size, epoch = kept.read_text().split()
+        print(f"resumed from {job} (batch_size={batch_size}): epoch {epoch} of {args.epochs}")
+        start = int(epoch)
+    for epoch in range(start, args.epochs):
+        print(f"[metrics] epoch={epoch} loss={1.0 / args.batch_size + 1.0 / (epoch + 1):.4f}")
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    kept.write_text(f"{os.environ['TRAINING_JOB_NAME']} {args.batch_size} {args.epochs}")
+"""
+
+
+def test_a_resumed_fresh_study_never_restores_the_checkpoints_of_the_study_it_set_aside(tmp_path):
+    def job(max_jobs: int) -> Path:
+        tuning = {
+            "parameters": {"batch_size": {"type": "categorical", "values": [16, 32, 64, 128]}},
+            "strategy": "Random", "max_jobs": max_jobs, "random_seed": 4,
+        }  # fmt: skip
+        checkpoint = {"checkpoint": {"s3_uri": "s3://bucket/checkpoints/search"}}
+        return write_job(tmp_path, CHECKPOINTED_SCRIPT, tuning, strategy=PLAIN, extra=checkpoint)
+
+    root = tmp_path / ".smdist"
+    earlier = tune_locally(plan(load(job(2))), root=root, hosts=1)
+    assert [t.status for t in earlier.trials] == ["Completed"] * 2, earlier.rows()
+    # --fresh, cut short after one trial (a smaller budget), then resumed with the full one
+    tune_locally(plan(load(job(1))), root=root, hosts=1, fresh=True)
+    resumed = tune_locally(plan(load(job(2))), root=root, hosts=1)
+    assert [t.status for t in resumed.trials] == ["Completed"] * 2, resumed.rows()
+    for trial in resumed.trials:
+        log = (root / "jobs" / trial.name / "logs" / "job.log").read_text()
+        assert "resumed from" not in log, log
+    # the earlier study's trials are kept: their jobs, logs and checkpoints
+    kept = {path.read_text().split()[0] for path in (root / "checkpoints").rglob("state.txt")}
+    for trial in earlier.trials:
+        assert trial.name in kept, sorted(kept)
+        assert job_record(root, trial.name)["status"] == "Completed"
+        assert "[metrics] epoch=1" in (root / "jobs" / trial.name / "logs" / "job.log").read_text()
+    assert not {t.name for t in resumed.trials} & {t.name for t in earlier.trials}
+    assert_nothing_left(tmp_path)
+
+
 # ---- one search at a time in a folder ----------------------------------------------------------
 def test_a_second_search_of_a_running_study_is_refused_and_the_first_completes(tmp_path):
     tuning = {

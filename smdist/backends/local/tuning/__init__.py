@@ -67,7 +67,9 @@ def tune_locally(
       ``<root>/tuning/<name>/``); ``hosts``/``processes_per_host`` as for a local run;
     - ``parallel``: trials at a time (default: ``max_parallel_jobs``, capped so that this
       machine has a CPU for every process);
-    - ``fresh``: start the search over (the earlier study is set aside, not deleted);
+    - ``fresh``: start the search over (the earlier study is set aside, not deleted; the new
+      study's trials are named ``<name>-s<n>-<number>``, so they never meet its jobs or
+      checkpoints);
     - ``on_trial(result)``: called whenever a trial starts or ends.
 
     Ctrl-C or SIGTERM stops the running trials (no process is left) and returns with status
@@ -77,7 +79,7 @@ def tune_locally(
     """
     _require_optuna()
     # lazy: these import Optuna, which is optional (checked just above)
-    from smdist.backends.local.tuning import space, store
+    from smdist.backends.local.tuning import identity, space, store
     from smdist.backends.local.tuning.lock import study_lock
     from smdist.backends.local.tuning.search import Search, default_parallel
 
@@ -97,13 +99,16 @@ def tune_locally(
             plan=plan,
             tuning=tuning,
             name=name,
+            trial_prefix=identity.trial_prefix(name, identity.epoch(study)),
             directory=directory,
             regex=objective_regex(plan.metric_definitions, tuning.objective.metric),
             launch_options={
                 "root": Path(root),
                 "hosts": hosts,
                 "processes_per_host": processes_per_host,
-                "fresh": fresh,  # no checkpoints kept from an earlier search's trial of that name
+                # A trial is a new job: it restores no checkpoints, whoever left them (its
+                # store, named after it, is its study's own; see identity).
+                "fresh": True,
             },
             parallel=max(1, parallel),
             budget=space.trial_budget(tuning),

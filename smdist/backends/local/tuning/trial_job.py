@@ -3,9 +3,10 @@
 The trial's job is the search's plan bound to the trial (``Plan.for_trial``), as SageMaker's
 tuner makes a trial from the tuning job's definition: the tuned values added to the
 hyperparameters, the ``tuning`` section left out (a trial is a plain job) and the name
-``<search>-<trial number>``: the job's directory, ``smdist logs <name>`` and its own checkpoint
-store all follow from that name. Nothing is planned again: the ranges were checked with the
-plan.
+``<search>-<trial number>`` (``<search>-s<n>-<trial number>`` in the study begun by the n-th
+``--fresh``): the job's directory, ``smdist logs <name>`` and its own checkpoint store all
+follow from that name, so no trial meets an earlier study's. Nothing is planned again: the
+ranges were checked with the plan.
 """
 
 from __future__ import annotations
@@ -131,7 +132,7 @@ def start_trial(
     study: optuna.Study,
     plan: Plan,
     tuning: Tuning,
-    search_name: str,
+    trial_prefix: str,
     regex: re.Pattern[str],
     launch_options: dict[str, Any],
 ) -> TrialJob:
@@ -139,7 +140,7 @@ def start_trial(
     (``Plan.for_trial``: the ranges were checked with the plan, nothing is planned again)."""
     trial = study.ask()
     values = suggest(trial, tuning)
-    name = f"{search_name}-{trial.number}"
+    name = f"{trial_prefix}-{trial.number}"
     trial.set_user_attr(store.JOB_NAME, name)
     trial.set_user_attr(store.VALUES, values)
     try:
