@@ -26,9 +26,11 @@ class Trial:
     objective: float | None  # the objective metric's final value; None: never reported
     status: str  # Pending, Running, Completed, Failed, Stopped, Pruned
     model: str | None = None  # where its model went (s3:// or a local path)
+    reason: str | None = None  # why it failed (its job's failure, or why it gave no objective)
 
     def as_row(self) -> dict[str, Any]:
-        return {
+        """The trial as one row; ``reason`` only where there is one."""
+        row = {
             "trial": self.number,
             "name": self.name,
             **self.values,
@@ -36,6 +38,9 @@ class Trial:
             "status": self.status,
             "model": self.model,
         }
+        if self.reason:
+            row["reason"] = self.reason
+        return row
 
 
 @dataclass

@@ -2,9 +2,11 @@
 
 The trials' own logs are not printed (several run at once, and each is in its job directory:
 ``smdist logs <trial name>``); the table shows each trial's values, objective and status, the
-best one highlighted, and is redrawn whenever a trial starts or ends. The exit code says whether
-the search gave something to use: 0 when it ran to its end with at least one completed trial,
-1 when it was interrupted (Ctrl-C, SIGTERM; running it again resumes) or no trial completed.
+best one highlighted, and is redrawn whenever a trial starts or ends; why a trial failed (its
+job's failure, or a metric regex that matched no line of its log) follows it. The exit code
+says whether the search gave something to use: 0 when it ran to its end with at least one
+completed trial, 1 when it was interrupted (Ctrl-C, SIGTERM; running it again resumes) or no
+trial completed.
 """
 
 from __future__ import annotations
@@ -60,6 +62,15 @@ def trial_table(result: TuningResult) -> Any:
     return table
 
 
+def reason_lines(result: TuningResult) -> list[str]:
+    """Why each trial that failed did, one line each."""
+    return [
+        f"trial {trial.number} ({trial.name}) {trial.status}: {trial.reason}"
+        for trial in sorted(result.trials, key=lambda t: t.number)
+        if trial.reason and trial.status in FINISHED
+    ]
+
+
 def best_lines(result: TuningResult) -> list[str]:
     """What the search found, in plain lines (copyable values, the model's path)."""
     best: Trial | None = result.best
@@ -110,6 +121,8 @@ def run(
 
             result = tune_locally(plan, on_trial=redraw, **options)
             redraw(result)
+        for line in reason_lines(result):
+            plain(console, line)
     else:
         result = tune_locally(plan, on_trial=_EndLines(console), **options)
         console.print(trial_table(result))
@@ -132,8 +145,8 @@ class _EndLines:
         for trial in result.trials:
             if trial.status in FINISHED and trial.number not in self.seen:
                 self.seen.add(trial.number)
-                plain(
-                    self.console,
+                line = (
                     f"trial {trial.number} ({trial.name}): {trial.status}, "
-                    f"{result.objective_metric}={_number(trial.objective)}",
+                    f"{result.objective_metric}={_number(trial.objective)}"
                 )
+                plain(self.console, f"{line}: {trial.reason}" if trial.reason else line)

@@ -76,7 +76,7 @@ PLAIN_SCRIPT = """
 
 def write_job(
     tmp_path: Path, script: str, tuning: dict[str, Any], *, strategy: dict[str, Any],
-    hyperparameters: dict[str, Any] | None = None,
+    hyperparameters: dict[str, Any] | None = None, extra: dict[str, Any] | None = None,
 ) -> Path:  # fmt: skip
     source = tmp_path / "src"
     source.mkdir(exist_ok=True)
@@ -88,6 +88,7 @@ def write_job(
         "code": {"source_dir": str(source), "entry_point": "train.py"},
         "hyperparameters": hyperparameters or {},
         "tuning": {"objective": {"metric": "train:loss", "type": "Minimize"}, **tuning},
+        **(extra or {}),
     }
     path = tmp_path / "job.yaml"
     path.write_text(yaml.safe_dump(job))

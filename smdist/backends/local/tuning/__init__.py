@@ -4,7 +4,8 @@ The job's ``tuning:`` section is searched as SageMaker's tuning job would search
 a real local job on the emulated hosts, its objective read from its log with the metric
 definitions SageMaker uses (``Plan.metric_definitions``). What it finds is a ``TuningResult``,
 the type a SageMaker tuning job's result has too. The study is a file under
-``<root>/tuning/<name>/``, so an interrupted search resumes where it stopped.
+``<root>/tuning/<name>/``, so an interrupted search resumes where it stopped; one search of a
+study runs at a time in that folder (``lock``).
 """
 
 from __future__ import annotations
@@ -66,15 +67,20 @@ def tune_locally(
       ``<root>/tuning/<name>/``); ``hosts``/``processes_per_host`` as for a local run;
     - ``parallel``: trials at a time (default: ``max_parallel_jobs``, capped so that this
       machine has a CPU for every process);
-    - ``fresh``: start the search over (the earlier study is set aside, not deleted);
+    - ``fresh``: start the search over (the earlier study is set aside, not deleted; the new
+      study's trials are named ``<name>-s<n>-<number>``, so they never meet its jobs or
+      checkpoints);
     - ``on_trial(result)``: called whenever a trial starts or ends.
 
     Ctrl-C or SIGTERM stops the running trials (no process is left) and returns with status
     ``Stopped``; running it again resumes: finished trials are kept, stopped ones run again.
+    Raises ``StudyInUse`` (exit 2) while another process runs a search of the same study in
+    ``root``.
     """
     _require_optuna()
     # lazy: these import Optuna, which is optional (checked just above)
-    from smdist.backends.local.tuning import space, store
+    from smdist.backends.local.tuning import identity, space, store
+    from smdist.backends.local.tuning.lock import study_lock
     from smdist.backends.local.tuning.search import Search, default_parallel
 
     tuning = plan.spec.tuning
@@ -84,27 +90,31 @@ def tune_locally(
         warnings.warn(note, UserWarning, stacklevel=2)
     name = tuning_name_prefix(plan.spec)
     directory = store.study_dir(Path(root), name)
-    study = store.open_study(directory, name, tuning, fresh=fresh)
-    if parallel is None:
-        parallel = default_parallel(plan, tuning, hosts, processes_per_host)
-    search = Search(
-        study=study,
-        plan=plan,
-        tuning=tuning,
-        name=name,
-        directory=directory,
-        regex=objective_regex(plan.metric_definitions, tuning.objective.metric),
-        launch_options={
-            "root": Path(root),
-            "hosts": hosts,
-            "processes_per_host": processes_per_host,
-            "fresh": fresh,  # no checkpoints kept from an earlier search's trial of that name
-        },
-        parallel=max(1, parallel),
-        budget=space.trial_budget(tuning),
-        on_trial=on_trial,
-    )
-    return search.run()
+    with study_lock(directory, name):  # before anything of the study is read or moved
+        study = store.open_study(directory, name, tuning, fresh=fresh)
+        if parallel is None:
+            parallel = default_parallel(plan, tuning, hosts, processes_per_host)
+        search = Search(
+            study=study,
+            plan=plan,
+            tuning=tuning,
+            name=name,
+            trial_prefix=identity.trial_prefix(name, identity.epoch(study)),
+            directory=directory,
+            regex=objective_regex(plan.metric_definitions, tuning.objective.metric),
+            launch_options={
+                "root": Path(root),
+                "hosts": hosts,
+                "processes_per_host": processes_per_host,
+                # A trial is a new job: it restores no checkpoints, whoever left them (its
+                # store, named after it, is its study's own; see identity).
+                "fresh": True,
+            },
+            parallel=max(1, parallel),
+            budget=space.trial_budget(tuning),
+            on_trial=on_trial,
+        )
+        return search.run()
 
 
 __all__ = ["local_notes", "tune_locally"]

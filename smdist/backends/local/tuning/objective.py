@@ -6,18 +6,24 @@ way, with the same definitions (``Plan.metric_definitions``), so a regex that wo
 there. Every value is also an intermediate report for Optuna's pruners; its step is the line's
 ``epoch=`` (the unit Hyperband's resources are given in), else its ``step=``, else the count of
 values so far.
+
+When the job gives no value, the reader says why (``no_value_reason``): the regex matched no line
+(the last lines the script printed are quoted, for a pattern that almost fits), or it matched but
+its first group was no number.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from smdist.backends.log_lines import split_prefixed
 
 SMDIST_LABEL = "smdist"  # the local backend's own notes, never the script's output
+LAST_LINES = 3  # the script's last lines quoted when the regex matched none
 _STEP_KEYS = (re.compile(r"(?:^|\s)epoch=(\d+)\b"), re.compile(r"(?:^|\s)step=(\d+)\b"))
 
 
@@ -36,7 +42,10 @@ def objective_regex(definitions: Iterable[dict[str, str]], metric: str) -> re.Pa
 def value_of(regex: re.Pattern[str], text: str) -> float | None:
     """The metric's value on one line; None when the line does not carry it (or carries
     something that is no number: SageMaker skips such a line too)."""
-    match = regex.search(text)
+    return _number(regex.search(text))
+
+
+def _number(match: re.Match[str] | None) -> float | None:
     if match is None or match.group(1) is None:
         return None
     try:
@@ -68,6 +77,8 @@ class ObjectiveReader:
 
     regex: re.Pattern[str]
     values: list[float] = field(default_factory=list)
+    printed: deque[str] = field(default_factory=lambda: deque(maxlen=LAST_LINES))
+    unreadable: str | None = None  # a line the regex matched without a number in its group
     _steps: set[int] = field(default_factory=set)
 
     @property
@@ -81,8 +92,12 @@ class ObjectiveReader:
         A second value at a step already reported still counts for the objective, but is no
         report: Optuna keeps the first value of a step and ignores later ones.
         """
-        value = value_of(self.regex, text)
+        self.printed.append(text)
+        match = self.regex.search(text)
+        value = _number(match)
         if value is None:
+            if match is not None:
+                self.unreadable = text
             return None
         self.values.append(value)
         step = step_of(text)
@@ -102,6 +117,22 @@ class ObjectiveReader:
         if label == SMDIST_LABEL:
             return None
         return self.feed_text(text)
+
+
+def no_value_reason(metric: str, reader: ObjectiveReader) -> str:
+    """Why a job that completed gave the objective no value, as its trial's reason."""
+    pattern = f"the regex of the objective metric {metric} ({reader.regex.pattern!r})"
+    if reader.unreadable is not None:
+        return (
+            f"the job completed, but {pattern} matched only lines whose first group is no "
+            f"number, such as {reader.unreadable!r}"
+        )
+    if reader.values:
+        return f"the job completed, but the last value of {metric} is {reader.values[-1]}"
+    said = " | ".join(repr(line) for line in reader.printed) or "none"
+    return (
+        f"the job completed, but no line of its log matched {pattern}; the job's last lines: {said}"
+    )
 
 
 def final_value(regex: re.Pattern[str], lines: Iterable[str]) -> float | None:

@@ -63,6 +63,7 @@ class Search:
     plan: Plan
     tuning: Tuning
     name: str
+    trial_prefix: str  # the trials' names: <trial_prefix>-<number>
     directory: Path
     regex: re.Pattern[str]
     launch_options: dict[str, Any]
@@ -113,7 +114,7 @@ class Search:
 
     def _start_one(self) -> None:
         trial = start_trial(
-            self.study, self.plan, self.tuning, self.name, self.regex, self.launch_options
+            self.study, self.plan, self.tuning, self.trial_prefix, self.regex, self.launch_options
         )
         self.running.append(trial)
         self.publish("InProgress")

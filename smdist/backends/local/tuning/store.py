@@ -5,10 +5,15 @@
 - ``trials.json``: the search as a ``TuningResult`` (what ``smdist`` shows and a notebook
   reads), rewritten whenever a trial starts or ends.
 
+The journal also keeps which study it is and what it searches (``identity``): a resumed study
+must search what it began with.
+
 A trial's own record is kept in its Optuna user attributes: its job name, the hyperparameter
 values it ran with, its last objective value, its model, and, for a trial that did not end by
 itself (Ctrl-C, SIGTERM, this machine's setup), that it was interrupted: such a trial does not
 count towards ``max_jobs`` and its values are queued to run again when the search resumes.
+A trial that failed keeps why (``reason``): its job's failure reason, or, for a job that
+completed, why it gave no objective.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from optuna.storages import JournalStorage
 from optuna.storages.journal import JournalFileBackend
 from optuna.trial import FrozenTrial, TrialState
 
+from smdist.backends.local.tuning import identity
 from smdist.backends.local.tuning.space import make_pruner, make_sampler
 from smdist.backends.safe_files import write_text_atomically
 from smdist.backends.tuning_results import Trial, TuningResult
@@ -32,7 +38,7 @@ JOURNAL = "study.journal"
 SNAPSHOT = "trials.json"
 # user attributes of a trial
 JOB_NAME, VALUES, OBJECTIVE, MODEL = "job_name", "values", "objective", "model"
-STATUS, INTERRUPTED = "status", "interrupted"
+STATUS, INTERRUPTED, REASON = "status", "interrupted", "reason"
 _STATES = {TrialState.COMPLETE: "Completed", TrialState.PRUNED: "Pruned"}
 
 
@@ -48,7 +54,8 @@ def open_study(
     fresh: bool,
 ) -> optuna.Study:
     """The search's study, new or resumed; ``fresh`` sets the earlier one aside first (as
-    ``study.journal.before-<n>``: a search is never deleted by a flag)."""
+    ``study.journal.before-<n>``: a search is never deleted by a flag). A resumed study is
+    refused (SpecError) when ``tuning`` searches another space than it began with."""
     directory.mkdir(parents=True, exist_ok=True)
     journal = directory / JOURNAL
     if fresh and journal.exists():
@@ -64,16 +71,23 @@ def open_study(
         direction="minimize" if tuning.objective.type == "Minimize" else "maximize",
         load_if_exists=True,
     )
+    identity.settle(study, tuning, directory, epoch=_set_aside_count(journal))
     requeue_unfinished(study)
     study.sampler = make_sampler(tuning, resumed_trials=len(study.get_trials(deepcopy=False)))
     return study
 
 
+def _set_aside_count(journal: Path) -> int:
+    """How many earlier studies were set aside (``<journal>.before-1``, ``-2``, ...)."""
+    count = 0
+    while journal.with_name(f"{journal.name}.before-{count + 1}").exists():
+        count += 1
+    return count
+
+
 def _set_aside(journal: Path) -> None:
-    index = 1
-    while journal.with_name(f"{journal.name}.before-{index}").exists():
-        index += 1
-    shutil.move(str(journal), journal.with_name(f"{journal.name}.before-{index}"))
+    after = _set_aside_count(journal) + 1
+    shutil.move(str(journal), journal.with_name(f"{journal.name}.before-{after}"))
 
 
 def requeue_unfinished(study: optuna.Study) -> None:
@@ -117,6 +131,7 @@ def as_trial(frozen: FrozenTrial, running: set[int]) -> Trial | None:
         objective=objective,
         status=status,
         model=attrs.get(MODEL),
+        reason=attrs.get(REASON),
     )
 
 

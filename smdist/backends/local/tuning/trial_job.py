@@ -3,9 +3,10 @@
 The trial's job is the search's plan bound to the trial (``Plan.for_trial``), as SageMaker's
 tuner makes a trial from the tuning job's definition: the tuned values added to the
 hyperparameters, the ``tuning`` section left out (a trial is a plain job) and the name
-``<search>-<trial number>``: the job's directory, ``smdist logs <name>`` and its own checkpoint
-store all follow from that name. Nothing is planned again: the ranges were checked with the
-plan.
+``<search>-<trial number>`` (``<search>-s<n>-<trial number>`` in the study begun by the n-th
+``--fresh``): the job's directory, ``smdist logs <name>`` and its own checkpoint store all
+follow from that name, so no trial meets an earlier study's. Nothing is planned again: the
+ranges were checked with the plan.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from smdist.backends.base import JobStatus
 from smdist.backends.local import LocalJob
 from smdist.backends.local import launch as local_launch
 from smdist.backends.local.tuning import store
-from smdist.backends.local.tuning.objective import ObjectiveReader
+from smdist.backends.local.tuning.objective import ObjectiveReader, no_value_reason
 from smdist.backends.local.tuning.space import suggest
 from smdist.planning.plan import Plan
 from smdist.spec.tuning import Tuning
@@ -62,6 +63,7 @@ class TrialJob:
     """A started trial: its Optuna trial, its local job, and what its log said so far."""
 
     trial: optuna.Trial
+    metric: str  # the objective's metric name
     values: dict[str, Any]
     job: LocalJob
     reader: ObjectiveReader
@@ -98,7 +100,8 @@ class TrialJob:
             self.job.stop()
 
     def end(self, study: optuna.Study) -> None:
-        """Tell the study how the finished job ended (call once ``finished``)."""
+        """Tell the study how the finished job ended (call once ``finished``); a trial that
+        failed with a job that completed says why (its ``reason``)."""
         self.poll()
         attrs = {store.OBJECTIVE: self.reader.last, store.MODEL: self.job.model_artifacts}
         for key, value in attrs.items():
@@ -110,6 +113,12 @@ class TrialJob:
         elif status is JobStatus.COMPLETED and objective is not None and not math.isnan(objective):
             study.tell(self.trial, objective)  # SageMaker's objective: the metric's last value
         else:  # failed, stopped, or never reported the objective (or reported nan)
+            if status is JobStatus.COMPLETED:
+                reason = no_value_reason(self.metric, self.reader)
+            else:
+                reason = self.job.failure_reason
+            if reason:
+                self.trial.set_user_attr(store.REASON, reason)
             self._tell(
                 study, TrialState.FAIL, "Stopped" if status is JobStatus.STOPPED else "Failed"
             )
@@ -123,7 +132,7 @@ def start_trial(
     study: optuna.Study,
     plan: Plan,
     tuning: Tuning,
-    search_name: str,
+    trial_prefix: str,
     regex: re.Pattern[str],
     launch_options: dict[str, Any],
 ) -> TrialJob:
@@ -131,7 +140,7 @@ def start_trial(
     (``Plan.for_trial``: the ranges were checked with the plan, nothing is planned again)."""
     trial = study.ask()
     values = suggest(trial, tuning)
-    name = f"{search_name}-{trial.number}"
+    name = f"{trial_prefix}-{trial.number}"
     trial.set_user_attr(store.JOB_NAME, name)
     trial.set_user_attr(store.VALUES, values)
     try:
@@ -143,4 +152,5 @@ def start_trial(
         raise
     trial.set_user_attr(store.JOB_NAME, job.name)
     assert job.log is not None
-    return TrialJob(trial, values, job, ObjectiveReader(regex), LogTail(job.log.path))
+    reader = ObjectiveReader(regex)
+    return TrialJob(trial, tuning.objective.metric, values, job, reader, LogTail(job.log.path))

@@ -50,6 +50,7 @@ def trial(summary: dict[str, Any], number: int, model: str | None = None) -> Tri
         objective=objective_value(summary),
         status=summary.get("TrainingJobStatus", "Pending"),
         model=model,
+        reason=summary.get("FailureReason"),
     )
 
 
