@@ -59,14 +59,24 @@ def clean_environ(extra: dict[str, str] | None = None) -> dict[str, str]:
     return environ
 
 
+# What a job's own script writes (its model, output and checkpoints, and the archives and
+# stores made of them): a script that saves its environment there saved it itself.
+SCRIPTS_OWN = re.compile(
+    r"/hosts/[^/]+/(model|output|checkpoints)/|/jobs/[^/]+/output/|^/checkpoints/"
+)
+
+
 def files_holding_secrets(folder: Path, secrets: dict[str, str] | None = None) -> list[str]:
-    """Files under ``folder`` (links followed) that hold the value of one of ``secrets``
-    (default: the canaries every job runs with), as ``path: NAME``."""
+    """Files smdist wrote under ``folder`` (links followed; not what the job's script wrote,
+    ``SCRIPTS_OWN``) that hold the value of one of ``secrets`` (default: the canaries every
+    job runs with), as ``path: NAME``."""
     wanted = {name: value.encode() for name, value in (secrets or CANARY_SECRETS).items()}
     found = []
     for directory, _, names in os.walk(folder, followlinks=True):
         for name in names:
             path = Path(directory, name)
+            if SCRIPTS_OWN.search("/" + path.relative_to(folder).as_posix()):
+                continue
             try:
                 with open(path, "rb") as handle:
                     data = handle.read(64 << 20)
