@@ -273,3 +273,23 @@ def test_a_rank_killed_mid_training_restarts_and_ends_as_if_uninterrupted(tmp_pa
     assert "resum" in run.output.lower(), run.output
     assert checksums(run.output) == checksums(reference.output), run.output
     assert_nothing_left(tmp_path)
+
+
+@pytest.mark.torch
+def test_a_corrupt_checkpoint_is_named_as_the_cause_not_the_peer_it_disconnected(tmp_path):
+    """Every host restores a checkpoint that is not a pickle: the main rank (algo-1) fails to
+    load it and its peer (algo-2), waiting for the weights, loses the connection, in both
+    rounds of ``max_restarts: 1``. The reason names algo-1's UnpicklingError, never algo-2's
+    connection error (which host's launcher reports first is timing: the recorded fixture
+    ``torchrun_2hosts_corrupt_checkpoint_peer_first`` holds the other order)."""
+    pytest.importorskip("torch")
+    store = tmp_path / ".smdist" / "checkpoints" / "corrupt"
+    store.mkdir(parents=True)
+    (store / "checkpoint-000000200.pt").write_bytes(b"not a pickle at all\n" * 64)
+    run = smdist_run(restartable_job(tmp_path, "corrupt"), tmp_path, timeout=240)
+    assert run.returncode == 1, run.output
+    reason = json.loads((run.job_dir() / "job.json").read_text())["failure_reason"]
+    assert "on algo-1" in reason and "UnpicklingError" in reason, reason
+    assert "by peer" not in reason, reason
+    assert (store / "checkpoint-000000200.pt").read_bytes().startswith(b"not a pickle")
+    assert_nothing_left(tmp_path)
