@@ -293,3 +293,124 @@ def test_a_corrupt_checkpoint_is_named_as_the_cause_not_the_peer_it_disconnected
     assert "by peer" not in reason, reason
     assert (store / "checkpoint-000000200.pt").read_bytes().startswith(b"not a pickle")
     assert_nothing_left(tmp_path)
+
+
+ON_SMALL_DISK = Path(__file__).with_name("on_small_disk.py")
+
+# Writes a finished 64 KiB file to TARGET ("model" or "checkpoints"), then MEGABYTES of random
+# bytes (which no archive shrinks) or until the disk is full, then goes on printing STEPS lines.
+FILLING = """
+    import errno, os, sys, time
+    target = os.environ["SM_MODEL_DIR"]
+    if os.environ["TARGET"] == "checkpoints":
+        target = os.path.join(os.path.dirname(target), "checkpoints")
+    os.makedirs(target, exist_ok=True)
+    with open(os.path.join(target, "finished.bin"), "wb") as handle:
+        handle.write(os.urandom(64 << 10))
+    path = os.path.join(target, "filling.bin")
+    try:
+        with open(path, "wb") as handle:
+            for _ in range(int(os.environ["MEGABYTES"])):
+                handle.write(os.urandom(1 << 20))
+                handle.flush()
+        print(f"wrote {os.path.getsize(path)} bytes", flush=True)
+    except OSError as error:
+        assert error.errno == errno.ENOSPC, error
+        print(f"the disk is full: {error}", flush=True)
+    for step in range(int(os.environ["STEPS"])):
+        print(f"step {step}", flush=True)
+        time.sleep(0.05)
+"""
+
+
+def filling_job(
+    tmp_path: Path, target: str, megabytes: int, steps: int = 0, hosts: int = 1
+) -> Path:
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "train.py").write_text(textwrap.dedent(FILLING))
+    job = tmp_path / "job.yaml"
+    environment = {"TARGET": target, "MEGABYTES": str(megabytes), "STEPS": str(steps)}
+    job.write_text(
+        textwrap.dedent(
+            f"""
+            name: filling
+            strategy: {{kind: mwms}}
+            cluster: {{instance_type: ml.c5.xlarge, instance_count: {hosts}}}
+            code: {{source_dir: src, entry_point: train.py}}
+            environment: {environment}
+            checkpoint: {{s3_uri: "s3://my-bucket/checkpoints/filling"}}
+            """
+        )
+    )
+    return job
+
+
+def on_small_disk(tmp_path: Path, size: str) -> tuple[list[str], Path]:
+    """The command that runs smdist with a ``size`` tmpfs as its root (``.smdist``), and the
+    folder that receives what was left on it once smdist has ended."""
+    kept = tmp_path / "left-on-disk"
+    prefix = ["unshare", "--mount", "--propagation", "private", "--", sys.executable,
+              str(ON_SMALL_DISK), size, str(tmp_path / ".smdist"), str(kept), "--"]  # fmt: skip
+    return prefix, kept
+
+
+def smdists_own_lines(output: str) -> list[str]:
+    """What smdist printed itself: every line not from a host."""
+    return [line for line in output.splitlines() if not line.startswith("algo-")]
+
+
+@pytest.mark.skipif(not mount_namespaces_allowed(), reason="mount namespaces are not allowed")
+def test_a_model_too_big_to_pack_fails_the_job_in_one_line_and_leaves_no_partial_archive(
+    tmp_path,
+):
+    """The script completes, but its model cannot be packed on an 8 MB disk: smdist exits 1
+    saying why in one line, without a traceback, and the half-written ``model.tar.gz.partial``
+    is gone (it stayed, and kept the disk full); the job's record names the cause."""
+    job = filling_job(tmp_path, "model", megabytes=5)
+    prefix, kept = on_small_disk(tmp_path, "8m")
+    run = smdist_run(job, tmp_path, "--no-namespaces", prefix=prefix, timeout=120)
+    assert run.returncode == 1, run.output
+    assert "wrote 5242880 bytes" in run.output, run.output
+    own = smdists_own_lines(run.output)
+    assert not [line for line in own if "Traceback" in line], run.output
+    assert [line for line in own if "No space left on device" in line], run.output
+    assert list(kept.rglob("*.partial")) == [], sorted(kept.rglob("*"))
+    [record] = kept.glob("jobs/*/job.json")
+    saved = json.loads(record.read_text())
+    assert saved["status"] == "Failed", saved
+    assert "could not keep the job's output" in saved["failure_reason"], saved
+    assert "No space left on device" in saved["failure_reason"], saved
+    model = sorted(path.name for path in kept.glob("jobs/*/hosts/algo-1/model/*"))
+    assert model == ["filling.bin", "finished.bin"], model
+    assert files_holding_secrets(kept) == []
+    assert_nothing_left(tmp_path)
+
+
+@pytest.mark.skipif(not mount_namespaces_allowed(), reason="mount namespaces are not allowed")
+def test_a_disk_filled_during_training_ends_the_job_and_loses_nothing_that_was_finished(tmp_path):
+    """The script writes a finished checkpoint, then fills an 8 MB disk and goes on printing.
+    The job ends, exit 1, its record naming the full disk (the last record could not be
+    written); every line the script printed still reaches smdist's output (the lines the log
+    could not take were lost), smdist's own lines hold no traceback, and the finished
+    checkpoint stays where the host wrote it, the log saying the store could not take it."""
+    job = filling_job(tmp_path, "checkpoints", megabytes=100, steps=20)
+    prefix, kept = on_small_disk(tmp_path, "8m")
+    run = smdist_run(job, tmp_path, prefix=prefix, timeout=120)
+    assert run.returncode == 1, run.output
+    said = [line for line in run.output.splitlines() if line.startswith("algo-1")]
+    assert [line for line in said if "the disk is full" in line], run.output
+    assert [line for line in said if line.endswith("| step 19")], run.output
+    own = smdists_own_lines(run.output)
+    assert not [line for line in own if "Traceback" in line], run.output
+    assert [line for line in own if "No space left on device" in line], run.output
+    [record] = kept.glob("jobs/*/job.json")
+    saved = json.loads(record.read_text())
+    assert saved["status"] == "Failed", saved
+    assert "No space left on device" in saved["failure_reason"], saved
+    [finished] = kept.glob("jobs/*/hosts/algo-1/checkpoints/finished.bin")
+    assert finished.stat().st_size == 64 << 10
+    assert "checkpoint finished.bin could not be copied" in run.output, run.output
+    assert list(kept.rglob("*.partial")) == [] and list(kept.rglob(".smdist-sync-*")) == []
+    assert files_holding_secrets(kept) == []
+    assert_nothing_left(tmp_path)

@@ -204,26 +204,51 @@ def clash_note(archive: str, clashes: dict[str, list[str]], shown: int = 5) -> s
 
 def upload_outputs(
     log: JobLog, hosts: list[EmulatedHost], output_dir: Path, keep_model: bool, began: float
-) -> str | None:
+) -> tuple[str | None, list[str]]:
     """What SageMaker uploads at the end besides checkpoints: every host's model directory
     as one ``model.tar.gz``, every host's output data as one ``output.tar.gz``.
 
-    Returns the model artifacts' URI, or None when the job failed. ``began``: when the
-    upload started (checkpoints first), for the closing line.
+    Returns the model artifacts' URI (None when the job failed or the model could not be
+    packed) and what could not be kept, one sentence each: each archive on its own, so a model
+    too big for the disk never costs the output data, and what was not packed stays in the
+    hosts' folders. ``began``: when the upload started (checkpoints first), for the closing
+    line.
     """
-    model_uri = None
+    model_uri, unkept = None, []
     if keep_model:
         entries, clashes = merged_entries([(host.name, host.model) for host in hosts])
-        model_uri = package_entries(entries, output_dir / "model.tar.gz").as_uri()
-        writers = sorted({host.name for host in hosts if has_files(host.model)})
-        log.note(f"[upload] model directory of {', '.join(writers) or 'no host'} -> {model_uri}")
-        if clashes:
-            log.note(clash_note("model.tar.gz", clashes))
-    if any(has_files(host.output_data) for host in hosts):
+        writers = [host for host in hosts if has_files(host.model)]
+        try:
+            model_uri = package_entries(entries, output_dir / "model.tar.gz").as_uri()
+        except OSError as error:
+            unkept.append(_not_packed("model.tar.gz", output_dir, error, writers, "model"))
+        else:
+            names = ", ".join(host.name for host in writers) or "no host"
+            log.note(f"[upload] model directory of {names} -> {model_uri}")
+            if clashes:
+                log.note(clash_note("model.tar.gz", clashes))
+    writers = [host for host in hosts if has_files(host.output_data)]
+    if writers:
         entries, clashes = merged_entries([(host.name, host.output_data) for host in hosts])
-        data = package_entries(entries, output_dir / "output.tar.gz")
-        log.note(f"[upload] output data -> {data.as_uri()}")
-        if clashes:
-            log.note(clash_note("output.tar.gz", clashes))
+        try:
+            data = package_entries(entries, output_dir / "output.tar.gz")
+        except OSError as error:
+            unkept.append(_not_packed("output.tar.gz", output_dir, error, writers, "output/data"))
+        else:
+            log.note(f"[upload] output data -> {data.as_uri()}")
+            if clashes:
+                log.note(clash_note("output.tar.gz", clashes))
+    for sentence in unkept:
+        log.note(f"[upload] {sentence}")
     log.note(f"[upload] done in {time.monotonic() - began:.1f} s")
-    return model_uri
+    return model_uri, unkept
+
+
+def _not_packed(
+    archive: str, output_dir: Path, error: OSError, writers: list[EmulatedHost], folder: str
+) -> str:
+    """The sentence for an archive that could not be written, and where its files stay."""
+    why = error.strerror or str(error)
+    stays = ", ".join(str(host.base / folder) for host in writers)
+    where = f"its files stay in {stays}" if stays else f"no host wrote any file to {folder}"
+    return f"{archive} could not be written to {output_dir}: {why}; {where}"

@@ -53,7 +53,7 @@ from smdist.backends.local.setup import (
     checkpoint_path,
 )
 from smdist.backends.local.verdict import judge, summary_line, write_failure_file
-from smdist.backends.safe_files import write_text_atomically
+from smdist.backends.safe_files import write_record
 
 if TYPE_CHECKING:
     from smdist.planning.plan import Plan
@@ -293,15 +293,12 @@ class LocalJob:
                     write_failure_file(self.hosts, failing_host, reason or "")
                 except OSError as error:  # the reason is in the log and the record anyway
                     log.note(f"[end] could not write the failing host's output/failure: {error}")
-            try:
-                self._upload(status)
-            except OSError as error:  # a full disk, a read-only folder: what it could not keep
-                status, reason = (
-                    JobStatus.FAILED,
-                    reason or f"could not keep the job's output: {error}",
-                )
+            unkept = self._upload(status)
+            if unkept:  # a full disk, a read-only folder: the job's output is not whole
+                status = JobStatus.FAILED
+                more = f" (and {len(unkept) - 1} more, in the log)" if len(unkept) > 1 else ""
+                reason = reason or f"could not keep the job's output: {unkept[0]}{more}"
                 self._failure_reason = reason
-                log.note(f"[upload] could not keep the job's output: {error}")
             self._status = status
             elapsed = time.monotonic() - self._started
             log.note(summary_line(status, elapsed, reason, self._model_artifacts))
@@ -334,18 +331,31 @@ class LocalJob:
                 "`smdist status` will say the job ended without an outcome"
             )
 
-    def _upload(self, status: JobStatus) -> None:
+    def _upload(self, status: JobStatus) -> list[str]:
+        """Checkpoints, model and output data kept, each on its own; returns what could not be
+        kept (a full disk, a read-only folder), one sentence each, as the log says it."""
         assert self.log is not None and self.output_dir is not None
         began = time.monotonic()
+        unkept = []
         if self._checkpoint_sync is not None:
-            self._checkpoint_sync.finish()  # whatever the status: nothing kept is lost
-        self._model_artifacts = upload_outputs(
-            self.log,
-            self.hosts,
-            self.output_dir,
-            keep_model=status in (JobStatus.COMPLETED, JobStatus.STOPPED),
-            began=began,
-        )
+            try:  # whatever the status: nothing kept is lost
+                unkept += self._checkpoint_sync.finish()
+            except OSError as error:
+                unkept.append(f"the checkpoints could not be kept: {error}")
+            for sentence in unkept:
+                self.log.note(f"[upload] {sentence}")
+        try:
+            self._model_artifacts, lost = upload_outputs(
+                self.log,
+                self.hosts,
+                self.output_dir,
+                keep_model=status in (JobStatus.COMPLETED, JobStatus.STOPPED),
+                began=began,
+            )
+        except OSError as error:  # the output folder itself could not be made
+            lost = [f"the output could not be written to {self.output_dir}: {error}"]
+            self.log.note(f"[upload] {lost[0]}")
+        return unkept + lost
 
     def release(self) -> None:
         """End the hosts' network, stop syncing and let the checkpoint store go (the job
@@ -372,4 +382,4 @@ class LocalJob:
             "supervisor": process_identity(),  # [pid, start]: is it running?
         }
         if self.job_dir.is_dir():  # never half written, never through a link placed there
-            write_text_atomically(self.job_dir / "job.json", json.dumps(record, indent=1) + "\n")
+            write_record(self.job_dir / "job.json", json.dumps(record, indent=1) + "\n")
