@@ -31,6 +31,8 @@ from local_jobs import (
     smdist_run,
 )
 
+from smdist.backends.local.hostns.probe import namespace_support
+
 pytestmark = pytest.mark.integration
 
 SCRIPT = """
@@ -414,3 +416,120 @@ def test_a_disk_filled_during_training_ends_the_job_and_loses_nothing_that_was_f
     assert list(kept.rglob("*.partial")) == [] and list(kept.rglob(".smdist-sync-*")) == []
     assert files_holding_secrets(kept) == []
     assert_nothing_left(tmp_path)
+
+
+# Reads a 1 GiB channel file that is one hole (but for its first bytes), then tries to change it.
+READING = """
+    import os
+    path = os.path.join(os.environ["SM_CHANNEL_TRAIN"], "big.bin")
+    print(f"{os.environ['SM_CURRENT_HOST']} sees {os.path.getsize(path)} bytes", flush=True)
+    with open(path, "rb") as handle:
+        assert handle.read(8) == b"original"
+        handle.seek(700 << 20)
+        assert handle.read(4096) == bytes(4096)
+    try:
+        with open(path, "r+b") as handle:
+            handle.write(b"CHANGED!")
+        print("wrote into its channel", flush=True)
+    except OSError as error:
+        print(f"cannot write into its channel: {error.strerror}", flush=True)
+"""
+
+
+def channel_job(tmp_path: Path, script: str, uri: str, distribution: str) -> Path:
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "train.py").write_text(textwrap.dedent(script))
+    job = tmp_path / "job.yaml"
+    job.write_text(
+        textwrap.dedent(
+            f"""
+            name: channels
+            strategy: {{kind: mwms}}
+            cluster: {{instance_type: ml.c5.xlarge, instance_count: 2}}
+            code: {{source_dir: src, entry_point: train.py}}
+            inputs:
+              train: {{uri: "{uri}", distribution: {distribution}}}
+            """
+        )
+    )
+    return job
+
+
+def disk_usage(folder: Path) -> int:
+    """The bytes the files under ``folder`` take on its disk (links not followed)."""
+    return sum(
+        os.lstat(os.path.join(directory, name)).st_blocks * 512
+        for directory, _, names in os.walk(folder)
+        for name in names
+    )
+
+
+NAMESPACES = pytest.param(
+    "--namespaces",
+    id="hosts-in-namespaces",
+    marks=pytest.mark.skipif(namespace_support().mode is None, reason="no namespaces here"),
+)
+
+
+@pytest.mark.parametrize("mode", [NAMESPACES, pytest.param("--no-namespaces", id="shared")])
+def test_a_sparse_file_channel_is_read_without_filling_the_disk(tmp_path, mode):
+    """A ``file://`` channel holding a sparse 1 GiB file: every host reads all of it, the job
+    folder takes a few KiB (it took 1 GiB of real bytes per host, until the disk was full), and
+    the user's file is unchanged: hosts in namespaces see it read-only, hosts sharing the
+    machine each a sparse copy of its own."""
+    data = tmp_path / "data"
+    data.mkdir()
+    with open(data / "big.bin", "wb") as handle:
+        handle.write(b"original")
+    os.truncate(data / "big.bin", 1 << 30)
+    job = channel_job(tmp_path, READING, data.as_uri(), "FullyReplicated")
+    run = smdist_run(job, tmp_path, mode, timeout=120)
+    assert run.returncode == 0, run.output
+    for host in ("algo-1", "algo-2"):
+        assert f"{host} sees {1 << 30} bytes" in run.output, run.output
+    refused = "cannot write into its channel: Read-only file system"
+    assert run.output.count(refused if mode == "--namespaces" else "wrote into its channel") == 2
+    assert disk_usage(run.job_dir()) < 4 << 20, disk_usage(run.job_dir())
+    assert (data / "big.bin").read_bytes()[:8] == b"original"
+    assert os.stat(data / "big.bin").st_blocks * 512 < 1 << 20
+    assert_nothing_left(tmp_path)
+
+
+@pytest.mark.skipif(not mount_namespaces_allowed(), reason="mount namespaces are not allowed")
+def test_a_channel_copy_that_cannot_fit_is_refused_before_anything_runs(tmp_path):
+    """A ``ShardedByS3Key`` channel (each host its own copy of its share) that needs 6 MiB on a
+    4 MiB disk: smdist exits 2 before any process starts, naming the channel, the bytes needed
+    and free, and where; no partial copy is left, and the job's folder keeps a Failed record
+    that ``smdist status`` reads (it left no record, and status asked for an AWS region)."""
+    data = tmp_path / "data"
+    data.mkdir()
+    for index in range(2):
+        (data / f"part-{index}.bin").write_bytes(os.urandom(3 << 20))
+    job = channel_job(tmp_path, "print('never runs', flush=True)", data.as_uri(), "ShardedByS3Key")
+    prefix, kept = on_small_disk(tmp_path, "4m")
+    run = smdist_run(job, tmp_path, "--no-namespaces", prefix=prefix, timeout=120)
+    assert run.returncode == 2, run.output
+    assert "never runs" not in run.output
+    assert "Traceback" not in run.output, run.output
+    [line] = [line for line in run.output.splitlines() if "inputs.train" in line]
+    assert f"needs {6 << 20} bytes" in line and "free" in line and str(tmp_path) in line, line
+    assert [path for path in kept.rglob("*") if path.is_file() and path.suffix == ".bin"] == []
+    [job_dir] = (kept / "jobs").iterdir()
+    saved = json.loads((job_dir / "job.json").read_text())
+    assert saved["status"] == "Failed" and "inputs.train" in saved["failure_reason"], saved
+    status = smdist(tmp_path, "status", job_dir.name, "--root", str(kept))
+    assert status.returncode == 1, status.stdout + status.stderr
+    assert "Failed" in status.stdout and "region" not in status.stdout + status.stderr
+    assert sorted(path.name for path in data.iterdir()) == ["part-0.bin", "part-1.bin"]
+    assert_nothing_left(tmp_path)
+
+
+def test_status_of_a_local_job_folder_without_a_record_says_so(tmp_path):
+    """A job folder left without ``job.json`` (its supervisor killed before writing it):
+    ``smdist status`` says what the folder is, exit 2 (it asked for an AWS region)."""
+    (tmp_path / ".smdist" / "jobs" / "unrecorded" / "logs").mkdir(parents=True)
+    result = smdist(tmp_path, "status", "unrecorded", "--root", str(tmp_path / ".smdist"))
+    assert result.returncode == 2, result.stdout + result.stderr
+    shown = result.stdout + result.stderr
+    assert "local job folder without its record" in shown and "region" not in shown, shown

@@ -2,10 +2,10 @@
 
 As SageMaker does in File mode:
 
-- each input channel's files land in every host's ``input/data/<channel>/``: all of them
-  (``FullyReplicated``) or a share of them (``ShardedByS3Key``: the files, sorted by key, dealt
-  out to the hosts in turn). ``file://`` directories are read in place; ``s3://`` prefixes are
-  downloaded once with boto3 (credentials and endpoint from the usual AWS configuration);
+- each input channel's files reach every host's ``input/data/<channel>/``: all of them
+  (``FullyReplicated``) or a share of them (``ShardedByS3Key``), read in place where they can
+  be, copied only where they must be (``channels``); ``s3://`` prefixes are downloaded once
+  with boto3 (credentials and endpoint from the usual AWS configuration);
 - after the job, every host's ``model/`` becomes one ``model.tar.gz`` and every host's
   ``output/data/`` one ``output.tar.gz`` under the job's output location, merged as SageMaker
   merges them, with a note naming any file more than one host wrote.
@@ -16,117 +16,21 @@ Checkpoints have their own modules: ``checkpoint_store`` and ``checkpoint_sync``
 from __future__ import annotations
 
 import os
-import shutil
 import tarfile
 import time
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
-from smdist.errors import Problem, SpecError
-
 if TYPE_CHECKING:
     from smdist.backends.local.hosts import EmulatedHost
     from smdist.backends.local.logs import JobLog
-    from smdist.spec.job import Input, JobSpec
-
-
-class InputError(RuntimeError):
-    """An input channel could not be read (missing directory, S3 access)."""
+    from smdist.spec.job import JobSpec
 
 
 def file_uri_path(uri: str) -> Path:
     parsed = urlparse(uri)
     return Path(unquote(parsed.netloc + parsed.path)).expanduser()
-
-
-def _channel_files(root: Path) -> list[tuple[Path, str]]:
-    """(file, path relative to the channel) for every file under ``root``, sorted by key."""
-    if root.is_file():
-        return [(root, root.name)]
-    found = []
-    for current, dirnames, filenames in os.walk(root):
-        dirnames.sort()
-        for name in sorted(filenames):
-            path = Path(current) / name
-            found.append((path, path.relative_to(root).as_posix()))
-    return sorted(found, key=lambda entry: entry[1])
-
-
-def _download_s3(uri: str, destination: Path, channel: str) -> Path:
-    try:
-        import boto3
-        from botocore.exceptions import BotoCoreError, ClientError
-    except ImportError:
-        raise SpecError(
-            [
-                Problem(
-                    f"inputs.{channel}.uri",
-                    "s3:// inputs need boto3 to run locally",
-                    uri,
-                    "pip install boto3 (with AWS credentials configured), or a file:// directory",
-                )
-            ]
-        ) from None
-    parsed = urlparse(uri)
-    bucket, prefix = parsed.netloc, parsed.path.lstrip("/")
-    destination.mkdir(parents=True, exist_ok=True)
-    try:
-        client = boto3.client("s3")
-        paginator = client.get_paginator("list_objects_v2")
-        count = 0
-        for page in paginator.paginate(Bucket=bucket, Prefix=prefix):
-            for item in page.get("Contents", []):
-                key = item["Key"]
-                if key.endswith("/"):
-                    continue
-                relative = key[len(prefix) :].lstrip("/") or os.path.basename(key)
-                target = destination / relative
-                target.parent.mkdir(parents=True, exist_ok=True)
-                client.download_file(bucket, key, str(target))
-                count += 1
-    except (BotoCoreError, ClientError) as error:
-        raise InputError(f"inputs.{channel}: cannot read {uri}: {error}") from None
-    if count == 0:
-        raise InputError(f"inputs.{channel}: {uri} holds no objects")
-    return destination
-
-
-def stage_channels(
-    inputs: Mapping[str, Input], hosts: list[EmulatedHost], download_dir: Path
-) -> dict[str, str]:
-    """Fill every host's channels; returns channel -> S3DistributionType."""
-    distributions = {}
-    for channel, source in inputs.items():
-        if source.uri.startswith("s3://"):
-            root = _download_s3(source.uri, download_dir / channel, channel)
-        else:
-            root = file_uri_path(source.uri)
-            if not root.exists():
-                raise SpecError(
-                    [
-                        Problem(
-                            f"inputs.{channel}.uri",
-                            "does not exist on this machine",
-                            source.uri,
-                            "an existing directory, as file:///absolute/path",
-                        )
-                    ]
-                )
-        files = _channel_files(root)
-        for host in hosts:
-            if source.distribution == "ShardedByS3Key":
-                share = files[host.index :: len(hosts)]
-            else:
-                share = files
-            target_root = host.data_dir / channel
-            for path, relative in share:
-                target = target_root / relative
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(path, target)
-        distributions[channel] = source.distribution
-    return distributions
 
 
 def output_location(spec: JobSpec, jobs_dir: Path, job_name: str) -> tuple[Path, str | None]:

@@ -5,6 +5,7 @@ its ``job.json``."""
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import threading
 import time
@@ -89,6 +90,7 @@ class LocalJob:
         self._done = threading.Event()
         self._thread: threading.Thread | None = None
         self._started = time.monotonic()
+        self._made_job_dir = False  # this job's own folder exists: its record may be written
 
     # ---- the Job protocol ---------------------------------------------------------------
     @property
@@ -196,13 +198,15 @@ class LocalJob:
         names = choose_host_names(layout.hosts, own_network=mode.namespaces)
         host_checkpoints, checkpoint_note = checkpoint_path(plan)
         self.name, self.job_dir = make_job_dir(self.root, self.name, plan.spec.name)
+        self._made_job_dir = True
         inside = Path(str(SAGEMAKER_BASE)) if mode.namespaces else None
         self.hosts = hosts = make_hosts(self.job_dir, names, host_checkpoints, inside)
         self.log = log = JobLog(self.job_dir / "logs", names.names)
         notes = opening_notes(self.name, plan, layout, names, self.job_dir, checkpoint_note)
         for line in [*notes, *(f"note: {note}" for note in mode.notes)]:
             log.note(f"[prepare] {line}")
-        channels = stage_files(layout.plan, hosts, self.job_dir)  # its launch: what runs here
+        # Its launch: what runs here; hosts in namespaces read FullyReplicated channels in place.
+        channels, views = stage_files(layout.plan, hosts, self.job_dir, mode.namespaces)
         self._place_checkpoints_and_output(log)
         cluster = None
         if mode.namespaces:
@@ -214,7 +218,12 @@ class LocalJob:
                 lend=[self.job_dir, Path(self.python)],
             )
             # Set now so that release() removes the cluster's run folder should the rest fail.
-            self._starter = starter = NamespaceHosts(cluster, [host.base for host in hosts])
+            shown: dict[int, tuple[tuple[str, str], ...]] = {}
+            for view in views:
+                shown[view.host] = (*shown.get(view.host, ()), (str(view.source), str(view.target)))
+            self._starter = starter = NamespaceHosts(
+                cluster, [host.base for host in hosts], views=shown
+            )
         prepared = prepare_commands(
             plan,
             layout,
@@ -247,6 +256,24 @@ class LocalJob:
         self.output_dir, output_note = output_location(spec, self.root / "jobs", self.name)
         if output_note:
             log.note(f"[prepare] note: {output_note}")
+
+    def _abandon(self, error: BaseException) -> None:
+        """Preparation failed (nothing started): remove what it copied into the hosts and the
+        job's inputs, and leave a Failed record saying why, so ``smdist status`` reads the
+        folder. Never raises: the error that ended preparation is the one to report."""
+        self._status = JobStatus.FAILED
+        self._failure_reason = f"the job could not be prepared: {error or type(error).__name__}"
+        if self._made_job_dir:
+            for part in ("hosts", "inputs"):
+                shutil.rmtree(self.job_dir / part, ignore_errors=True)
+            try:
+                self._write_record(final=True)
+            except OSError:
+                pass  # a full disk: the error itself is shown; status says no record was kept
+        if self.log is not None:
+            self.log.note(f"[prepare] {self._failure_reason}")
+            self.log.close()
+        self._done.set()
 
     # ---- run ----------------------------------------------------------------------------
     def _start(self) -> None:
