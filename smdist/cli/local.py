@@ -135,8 +135,8 @@ def find_job(name: str, backend: str, root: Path) -> Path | None:
                     Problem(
                         "job_name",
                         f"is a local job folder without its record {place / RECORD}: the job "
-                        "never started, or its record could not be written (a full disk); "
-                        f"its log, if any, is {place / 'logs' / 'job.log'}",
+                        "is still being prepared, never started, or its record could not be "
+                        f"written (a full disk); its log, if any, is {place / 'logs' / 'job.log'}",
                         name,
                     )
                 ],
