@@ -128,6 +128,20 @@ def find_job(name: str, backend: str, root: Path) -> Path | None:
     for place in places:
         if (place / RECORD).is_file():
             return place
+    for place in places:
+        if place.is_dir() and (place / "logs").is_dir():  # a local job's folder, never AWS's
+            raise SpecError(
+                [
+                    Problem(
+                        "job_name",
+                        f"is a local job folder without its record {place / RECORD}: the job "
+                        "is still being prepared, never started, or its record could not be "
+                        f"written (a full disk); its log, if any, is {place / 'logs' / 'job.log'}",
+                        name,
+                    )
+                ],
+                NO_SUCH_JOB,
+            )
     if backend == "local" or len(places) > 1:
         looked = " and ".join(str(place / RECORD) for place in places)
         raise SpecError(

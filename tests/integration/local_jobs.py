@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tarfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -147,12 +148,14 @@ def smdist_run(
     timeout: float = 300,
     start_only: bool = False,
     env: dict[str, str] | None = None,
+    prefix: Sequence[str] = (),
 ):
-    """``smdist run job --root tmp/.smdist args`` (with ``env`` added to a clean environment);
-    returns a Run (or the Popen with start_only)."""
+    """``smdist run job --root tmp/.smdist args`` (with ``env`` added to a clean environment,
+    run by the ``prefix`` command where one is given); returns a Run (or the Popen with
+    start_only)."""
     root = tmp_path / ".smdist"
     log = tmp_path / f"smdist-run-{time.monotonic_ns()}.log"
-    command = [PYTHON, "-m", "smdist.cli.app", "run", str(job), "--root", str(root), *args]
+    command = [*prefix, PYTHON, "-m", "smdist.cli.app", "run", str(job), "--root", str(root), *args]
     with open(log, "wb") as handle:
         process = subprocess.Popen(
             command,

@@ -31,6 +31,8 @@ from local_jobs import (
     smdist_run,
 )
 
+from smdist.backends.local.hostns.probe import namespace_support
+
 pytestmark = pytest.mark.integration
 
 SCRIPT = """
@@ -273,3 +275,261 @@ def test_a_rank_killed_mid_training_restarts_and_ends_as_if_uninterrupted(tmp_pa
     assert "resum" in run.output.lower(), run.output
     assert checksums(run.output) == checksums(reference.output), run.output
     assert_nothing_left(tmp_path)
+
+
+@pytest.mark.torch
+def test_a_corrupt_checkpoint_is_named_as_the_cause_not_the_peer_it_disconnected(tmp_path):
+    """Every host restores a checkpoint that is not a pickle: the main rank (algo-1) fails to
+    load it and its peer (algo-2), waiting for the weights, loses the connection, in both
+    rounds of ``max_restarts: 1``. The reason names algo-1's UnpicklingError, never algo-2's
+    connection error (which host's launcher reports first is timing: the recorded fixture
+    ``torchrun_2hosts_corrupt_checkpoint_peer_first`` holds the other order)."""
+    pytest.importorskip("torch")
+    store = tmp_path / ".smdist" / "checkpoints" / "corrupt"
+    store.mkdir(parents=True)
+    (store / "checkpoint-000000200.pt").write_bytes(b"not a pickle at all\n" * 64)
+    run = smdist_run(restartable_job(tmp_path, "corrupt"), tmp_path, timeout=240)
+    assert run.returncode == 1, run.output
+    reason = json.loads((run.job_dir() / "job.json").read_text())["failure_reason"]
+    assert "on algo-1" in reason and "UnpicklingError" in reason, reason
+    assert "by peer" not in reason, reason
+    assert (store / "checkpoint-000000200.pt").read_bytes().startswith(b"not a pickle")
+    assert_nothing_left(tmp_path)
+
+
+ON_SMALL_DISK = Path(__file__).with_name("on_small_disk.py")
+
+# Writes a finished 64 KiB file to TARGET ("model" or "checkpoints"), then MEGABYTES of random
+# bytes (which no archive shrinks) or until the disk is full, then goes on printing STEPS lines.
+FILLING = """
+    import errno, os, sys, time
+    target = os.environ["SM_MODEL_DIR"]
+    if os.environ["TARGET"] == "checkpoints":
+        target = os.path.join(os.path.dirname(target), "checkpoints")
+    os.makedirs(target, exist_ok=True)
+    with open(os.path.join(target, "finished.bin"), "wb") as handle:
+        handle.write(os.urandom(64 << 10))
+    path = os.path.join(target, "filling.bin")
+    try:
+        with open(path, "wb") as handle:
+            for _ in range(int(os.environ["MEGABYTES"])):
+                handle.write(os.urandom(1 << 20))
+                handle.flush()
+        print(f"wrote {os.path.getsize(path)} bytes", flush=True)
+    except OSError as error:
+        assert error.errno == errno.ENOSPC, error
+        print(f"the disk is full: {error}", flush=True)
+    for step in range(int(os.environ["STEPS"])):
+        print(f"step {step}", flush=True)
+        time.sleep(0.05)
+"""
+
+
+def filling_job(
+    tmp_path: Path, target: str, megabytes: int, steps: int = 0, hosts: int = 1
+) -> Path:
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "train.py").write_text(textwrap.dedent(FILLING))
+    job = tmp_path / "job.yaml"
+    environment = {"TARGET": target, "MEGABYTES": str(megabytes), "STEPS": str(steps)}
+    job.write_text(
+        textwrap.dedent(
+            f"""
+            name: filling
+            strategy: {{kind: mwms}}
+            cluster: {{instance_type: ml.c5.xlarge, instance_count: {hosts}}}
+            code: {{source_dir: src, entry_point: train.py}}
+            environment: {environment}
+            checkpoint: {{s3_uri: "s3://my-bucket/checkpoints/filling"}}
+            """
+        )
+    )
+    return job
+
+
+def on_small_disk(tmp_path: Path, size: str) -> tuple[list[str], Path]:
+    """The command that runs smdist with a ``size`` tmpfs as its root (``.smdist``), and the
+    folder that receives what was left on it once smdist has ended."""
+    kept = tmp_path / "left-on-disk"
+    prefix = ["unshare", "--mount", "--propagation", "private", "--", sys.executable,
+              str(ON_SMALL_DISK), size, str(tmp_path / ".smdist"), str(kept), "--"]  # fmt: skip
+    return prefix, kept
+
+
+def smdists_own_lines(output: str) -> list[str]:
+    """What smdist printed itself: every line not from a host."""
+    return [line for line in output.splitlines() if not line.startswith("algo-")]
+
+
+@pytest.mark.skipif(not mount_namespaces_allowed(), reason="mount namespaces are not allowed")
+def test_a_model_too_big_to_pack_fails_the_job_in_one_line_and_leaves_no_partial_archive(
+    tmp_path,
+):
+    """The script completes, but its model cannot be packed on an 8 MB disk: smdist exits 1
+    saying why in one line, without a traceback, and the half-written ``model.tar.gz.partial``
+    is gone (it stayed, and kept the disk full); the job's record names the cause."""
+    job = filling_job(tmp_path, "model", megabytes=5)
+    prefix, kept = on_small_disk(tmp_path, "8m")
+    run = smdist_run(job, tmp_path, "--no-namespaces", prefix=prefix, timeout=120)
+    assert run.returncode == 1, run.output
+    assert "wrote 5242880 bytes" in run.output, run.output
+    own = smdists_own_lines(run.output)
+    assert not [line for line in own if "Traceback" in line], run.output
+    assert [line for line in own if "No space left on device" in line], run.output
+    assert list(kept.rglob("*.partial")) == [], sorted(kept.rglob("*"))
+    [record] = kept.glob("jobs/*/job.json")
+    saved = json.loads(record.read_text())
+    assert saved["status"] == "Failed", saved
+    assert "could not keep the job's output" in saved["failure_reason"], saved
+    assert "No space left on device" in saved["failure_reason"], saved
+    model = sorted(path.name for path in kept.glob("jobs/*/hosts/algo-1/model/*"))
+    assert model == ["filling.bin", "finished.bin"], model
+    assert files_holding_secrets(kept) == []
+    assert_nothing_left(tmp_path)
+
+
+@pytest.mark.skipif(not mount_namespaces_allowed(), reason="mount namespaces are not allowed")
+def test_a_disk_filled_during_training_ends_the_job_and_loses_nothing_that_was_finished(tmp_path):
+    """The script writes a finished checkpoint, then fills an 8 MB disk and goes on printing.
+    The job ends, exit 1, its record naming the full disk (the last record could not be
+    written); every line the script printed still reaches smdist's output (the lines the log
+    could not take were lost), smdist's own lines hold no traceback, and the finished
+    checkpoint stays where the host wrote it, the log saying the store could not take it."""
+    job = filling_job(tmp_path, "checkpoints", megabytes=100, steps=20)
+    prefix, kept = on_small_disk(tmp_path, "8m")
+    run = smdist_run(job, tmp_path, prefix=prefix, timeout=120)
+    assert run.returncode == 1, run.output
+    said = [line for line in run.output.splitlines() if line.startswith("algo-1")]
+    assert [line for line in said if "the disk is full" in line], run.output
+    assert [line for line in said if line.endswith("| step 19")], run.output
+    own = smdists_own_lines(run.output)
+    assert not [line for line in own if "Traceback" in line], run.output
+    assert [line for line in own if "No space left on device" in line], run.output
+    [record] = kept.glob("jobs/*/job.json")
+    saved = json.loads(record.read_text())
+    assert saved["status"] == "Failed", saved
+    assert "No space left on device" in saved["failure_reason"], saved
+    [finished] = kept.glob("jobs/*/hosts/algo-1/checkpoints/finished.bin")
+    assert finished.stat().st_size == 64 << 10
+    assert "checkpoint finished.bin could not be copied" in run.output, run.output
+    assert list(kept.rglob("*.partial")) == [] and list(kept.rglob(".smdist-sync-*")) == []
+    assert files_holding_secrets(kept) == []
+    assert_nothing_left(tmp_path)
+
+
+# Reads a 1 GiB channel file that is one hole (but for its first bytes), then tries to change it.
+READING = """
+    import os
+    path = os.path.join(os.environ["SM_CHANNEL_TRAIN"], "big.bin")
+    print(f"{os.environ['SM_CURRENT_HOST']} sees {os.path.getsize(path)} bytes", flush=True)
+    with open(path, "rb") as handle:
+        assert handle.read(8) == b"original"
+        handle.seek(700 << 20)
+        assert handle.read(4096) == bytes(4096)
+    try:
+        with open(path, "r+b") as handle:
+            handle.write(b"CHANGED!")
+        print("wrote into its channel", flush=True)
+    except OSError as error:
+        print(f"cannot write into its channel: {error.strerror}", flush=True)
+"""
+
+
+def channel_job(tmp_path: Path, script: str, uri: str, distribution: str) -> Path:
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "train.py").write_text(textwrap.dedent(script))
+    job = tmp_path / "job.yaml"
+    job.write_text(
+        textwrap.dedent(
+            f"""
+            name: channels
+            strategy: {{kind: mwms}}
+            cluster: {{instance_type: ml.c5.xlarge, instance_count: 2}}
+            code: {{source_dir: src, entry_point: train.py}}
+            inputs:
+              train: {{uri: "{uri}", distribution: {distribution}}}
+            """
+        )
+    )
+    return job
+
+
+def disk_usage(folder: Path) -> int:
+    """The bytes the files under ``folder`` take on its disk (links not followed)."""
+    return sum(
+        os.lstat(os.path.join(directory, name)).st_blocks * 512
+        for directory, _, names in os.walk(folder)
+        for name in names
+    )
+
+
+NAMESPACES = pytest.param(
+    "--namespaces",
+    id="hosts-in-namespaces",
+    marks=pytest.mark.skipif(namespace_support().mode is None, reason="no namespaces here"),
+)
+
+
+@pytest.mark.parametrize("mode", [NAMESPACES, pytest.param("--no-namespaces", id="shared")])
+def test_a_sparse_file_channel_is_read_without_filling_the_disk(tmp_path, mode):
+    """A ``file://`` channel holding a sparse 1 GiB file: every host reads all of it, the job
+    folder takes a few KiB (it took 1 GiB of real bytes per host, until the disk was full), and
+    the user's file is unchanged: hosts in namespaces see it read-only, hosts sharing the
+    machine each a sparse copy of its own."""
+    data = tmp_path / "data"
+    data.mkdir()
+    with open(data / "big.bin", "wb") as handle:
+        handle.write(b"original")
+    os.truncate(data / "big.bin", 1 << 30)
+    job = channel_job(tmp_path, READING, data.as_uri(), "FullyReplicated")
+    run = smdist_run(job, tmp_path, mode, timeout=120)
+    assert run.returncode == 0, run.output
+    for host in ("algo-1", "algo-2"):
+        assert f"{host} sees {1 << 30} bytes" in run.output, run.output
+    refused = "cannot write into its channel: Read-only file system"
+    assert run.output.count(refused if mode == "--namespaces" else "wrote into its channel") == 2
+    assert disk_usage(run.job_dir()) < 4 << 20, disk_usage(run.job_dir())
+    assert (data / "big.bin").read_bytes()[:8] == b"original"
+    assert os.stat(data / "big.bin").st_blocks * 512 < 1 << 20
+    assert_nothing_left(tmp_path)
+
+
+@pytest.mark.skipif(not mount_namespaces_allowed(), reason="mount namespaces are not allowed")
+def test_a_channel_copy_that_cannot_fit_is_refused_before_anything_runs(tmp_path):
+    """A ``ShardedByS3Key`` channel (each host its own copy of its share) that needs 6 MiB on a
+    4 MiB disk: smdist exits 2 before any process starts, naming the channel, the bytes needed
+    and free, and where; no partial copy is left, and the job's folder keeps a Failed record
+    that ``smdist status`` reads (it left no record, and status asked for an AWS region)."""
+    data = tmp_path / "data"
+    data.mkdir()
+    for index in range(2):
+        (data / f"part-{index}.bin").write_bytes(os.urandom(3 << 20))
+    job = channel_job(tmp_path, "print('never runs', flush=True)", data.as_uri(), "ShardedByS3Key")
+    prefix, kept = on_small_disk(tmp_path, "4m")
+    run = smdist_run(job, tmp_path, "--no-namespaces", prefix=prefix, timeout=120)
+    assert run.returncode == 2, run.output
+    assert "never runs" not in run.output
+    assert "Traceback" not in run.output, run.output
+    [line] = [line for line in run.output.splitlines() if "inputs.train" in line]
+    assert f"needs {6 << 20} bytes" in line and "free" in line and str(tmp_path) in line, line
+    assert [path for path in kept.rglob("*") if path.is_file() and path.suffix == ".bin"] == []
+    [job_dir] = (kept / "jobs").iterdir()
+    saved = json.loads((job_dir / "job.json").read_text())
+    assert saved["status"] == "Failed" and "inputs.train" in saved["failure_reason"], saved
+    status = smdist(tmp_path, "status", job_dir.name, "--root", str(kept))
+    assert status.returncode == 1, status.stdout + status.stderr
+    assert "Failed" in status.stdout and "region" not in status.stdout + status.stderr
+    assert sorted(path.name for path in data.iterdir()) == ["part-0.bin", "part-1.bin"]
+    assert_nothing_left(tmp_path)
+
+
+def test_status_of_a_local_job_folder_without_a_record_says_so(tmp_path):
+    """A job folder left without ``job.json`` (its supervisor killed before writing it):
+    ``smdist status`` says what the folder is, exit 2 (it asked for an AWS region)."""
+    (tmp_path / ".smdist" / "jobs" / "unrecorded" / "logs").mkdir(parents=True)
+    result = smdist(tmp_path, "status", "unrecorded", "--root", str(tmp_path / ".smdist"))
+    assert result.returncode == 2, result.stdout + result.stderr
+    shown = result.stdout + result.stderr
+    assert "local job folder without its record" in shown and "region" not in shown, shown

@@ -47,6 +47,12 @@ RUNS = {
     "mpirun_exit3": ("mpirun", {"algo-1": 3, "algo-2": 143}, ["algo-1"], True),
     "mpirun_raise": ("mpirun", {"algo-1": 1, "algo-2": 143}, ["algo-1"], True),
     "process_2hosts_abort": (None, {"algo-2": 134, "algo-1": 143}, ["algo-2"], False),
+    "torchrun_2hosts_corrupt_checkpoint_peer_first": (
+        None,
+        {"algo-2": 1, "algo-1": 143},
+        ["algo-2"],
+        False,
+    ),
 }
 
 
@@ -83,6 +89,14 @@ EXPECTED = {
         "algo-2: checkpoint directory is not writable, giving up",
     ),
 }
+# fixture -> (where, text the reason must hold): the cause printed by a rank whose launcher
+# was stopped before it could report, so how it ended is not known.
+EXPECTED_UNREPORTED = {
+    "torchrun_2hosts_corrupt_checkpoint_peer_first": (
+        "algo-1",
+        "_pickle.UnpicklingError: Weights only load failed.",
+    ),
+}
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -117,6 +131,18 @@ def test_a_peers_connection_error_printed_first_is_not_the_cause():
     first_error = next(text for _, _, _, text in lines if "Connection closed by peer" in text)
     assert first_error.startswith("[rank0]: RuntimeError")  # algo-1's rank 0 spoke first
     assert failure_of("torchrun_2hosts_abort").host == "algo-2"
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_UNREPORTED))
+def test_a_peers_launcher_reporting_first_yields_to_the_rank_that_failed_on_its_own(name):
+    """The peer's launcher reports a connection error and its host exits first; the rank that
+    raised the root error was stopped before its launcher said anything: the reason names it,
+    with what it raised (it named the peer and "Connection closed by peer")."""
+    where, said = EXPECTED_UNREPORTED[name]
+    reason = failure_of(name).reason()
+    assert reason.startswith(f"AlgorithmError: ExecuteUserScriptError on {where}: {said}")
+    assert "by peer" not in reason
+    assert failure_of(name).last_lines[-1].startswith(said)
 
 
 def test_a_traceback_is_kept_whole_in_the_ranks_last_lines():

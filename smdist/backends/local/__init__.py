@@ -26,17 +26,17 @@ def launch(plan: Plan, **options: Any) -> LocalJob:
     """Prepare the emulated hosts and start the job; returns at once (``wait()`` follows it).
 
     Raises SpecError for options or inputs that cannot work, PrepareError when this machine
-    lacks what the distribution needs; nothing is started in either case.
+    lacks what the distribution needs; nothing is started in either case, what preparation
+    copied is removed, and a job folder made meanwhile keeps a Failed record saying why.
     """
     if not local_proctree.available():
         raise PrepareError("the local backend needs Linux (/proc) to supervise its processes")
     job = LocalJob(plan, LocalOptions.from_keywords(options))
     try:
         job._prepare()
-    except BaseException:
+    except BaseException as error:
         job.release()
-        if job.log is not None:
-            job.log.close()
+        job._abandon(error)
         raise
     job._start()
     return job

@@ -66,6 +66,15 @@ def remove_entry(path: Path) -> None:
         path.unlink(missing_ok=True)
 
 
+def _first_error(error: shutil.Error) -> str:
+    """One line for what failed: copytree gathers one error per file it could not copy."""
+    failures = error.args[0] if error.args and isinstance(error.args[0], list) else []
+    if not failures:
+        return str(error)
+    more = f" (and {len(failures) - 1} more file(s))" if len(failures) > 1 else ""
+    return f"{failures[0][-1]}{more}"
+
+
 class CheckpointStore:
     """Where one job's checkpoints are kept (``target``) and restored from (``source``)."""
 
@@ -136,7 +145,9 @@ class CheckpointStore:
     def put(self, name: str, source: Path, unchanged: Callable[[], bool]) -> bool:
         """Copy ``source`` (a file or directory) in as ``name``, whole: under a temporary name,
         then renamed into place, and only if ``unchanged()`` still holds after the copy.
-        Returns whether it went in."""
+        Returns whether it went in: False when it changed meanwhile (to be tried again once it
+        settles). Raises OSError when it could not be copied though it stayed as it was (a full
+        disk), leaving nothing of the copy behind."""
         self._take_over()
         temporary = self.target / f"{SYNC_PREFIX}{uuid.uuid4().hex[:8]}-{name}"
         try:
@@ -144,9 +155,13 @@ class CheckpointStore:
                 shutil.copytree(source, temporary, symlinks=True, ignore=_temporaries)
             else:
                 shutil.copy2(source, temporary, follow_symlinks=False)
-        except (OSError, shutil.Error):
+        except (OSError, shutil.Error) as error:
             remove_entry(temporary)
-            return False
+            if not unchanged():
+                return False
+            if isinstance(error, shutil.Error):
+                raise OSError(_first_error(error)) from error
+            raise
         if not unchanged():  # written to while it was copied: try again once it settles
             remove_entry(temporary)
             return False

@@ -121,7 +121,9 @@ class CheckpointSync:
         self._seen: dict[str, tuple[Signature, float]] = {}  # entry -> as first seen, when
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
-        self._failed = False
+        self._failed = False  # a round failed, and the log said so
+        # Complete checkpoints the last round could not copy, with their host and why.
+        self.unkept: dict[str, tuple[EmulatedHost, OSError]] = {}
 
     def start(self) -> None:
         # Daemon: it must never keep the process alive; the job stops it before its final pass.
@@ -134,22 +136,32 @@ class CheckpointSync:
             self._thread.join()
             self._thread = None
 
-    def finish(self) -> None:
-        """The end of the job: stop, take what the hosts hold, let the store go, and say so."""
+    def finish(self) -> list[str]:
+        """The end of the job: stop, take what the hosts hold, let the store go, and say so.
+
+        Returns what could not be kept in the store, one sentence each (the checkpoint stays in
+        its host's folder)."""
         self.stop()
         store = self.store
         try:
             self.sync_round(final=True)
         finally:
             store.release()
+        if self.unkept:
+            return [
+                f"checkpoint {name} could not be copied to {store.target}: "
+                f"{error.strerror or error}; it stays in {host.checkpoints / name}"
+                for name, (host, error) in sorted(self.unkept.items())
+            ]
         if not store.held:
             self.log.note(
                 f"[upload] the job wrote no checkpoints; {store.target} keeps what it held"
             )
-            return
+            return []
         moved = f"; the earlier ones were moved to {store.set_aside}" if store.earlier_moved else ""
         kept = kept_files(store.target)
         self.log.note(f"[upload] {kept} checkpoint file(s) kept in {store.target}{moved}")
+        return []
 
     def sync_round(self, final: bool = False) -> list[str]:
         """One pass: every complete entry that the store lacks goes in; returns their names.
@@ -187,13 +199,29 @@ class CheckpointSync:
             writing = [item for item in ready if files[item[2]] & busy]
             ready = [item for item in ready if item not in writing]
             pending = pending or bool(writing)
-        synced, moved = [], self.store.earlier_moved
+        synced, moved, unkept = [], self.store.earlier_moved, {}
         for name, host, entry, files in ready:
-            if self.store.put(name, entry, lambda e=entry, f=files: _first(signature(e)) == f):
+            try:
+                went_in = self.store.put(
+                    name, entry, lambda e=entry, f=files: _first(signature(e)) == f
+                )
+            except OSError as error:  # a full disk: the others may still fit
+                unkept[name] = (host, error)
+                went_in = False
+            if went_in:
                 synced.append(f"{name} ({host.name})")
                 self._seen.pop(name, None)
             else:
                 pending = True
+        self.unkept = unkept
+        if unkept and not final and not self._failed:
+            self._failed = True
+            named = ", ".join(sorted(unkept))
+            error = next(iter(unkept.values()))[1]
+            self.log.note(
+                f"[checkpoints] could not copy {named} to {self.store.target}: "
+                f"{error.strerror or error}; trying again each second"
+            )
         removed = []
         if not pending and self.store.held:
             for name in self.store.entries():

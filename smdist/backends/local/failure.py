@@ -12,7 +12,9 @@ comes first:
 - for a plain process per host, the host's exit status (128 + N: killed by signal N).
 
 A rank that failed on its own comes before one that was stopped (SIGTERM) or that reports a
-peer going away or a collective timing out. What the rank wrote says what happened: the last
+peer going away or a collective timing out, even when only the peer's launcher reported (the
+rank's own host was stopped before it noticed): then the first such error any rank printed
+is the cause. What the rank wrote says what happened: the last
 line of its traceback, else its last lines of output. Pure: log lines in, a ``Failure`` out.
 The log reading is ``failure_evidence``'s, how a process ended ``process_endings``'s; this
 module weighs what they found.
@@ -134,7 +136,23 @@ def diagnose(
         candidates.append((1 if finding else 2, order, failure))
     if not candidates:
         return None
-    return min(candidates, key=lambda c: (c[2].is_consequence, c[0], c[1]))[2]
+    _, order, chosen = min(candidates, key=lambda c: (c[2].is_consequence, c[0], c[1]))
+    if chosen.is_consequence:
+        return _unreported_cause(lines, findings, order) or chosen
+    return chosen
+
+
+def _unreported_cause(lines: list[Line], findings: list[Finding], before: int) -> Failure | None:
+    """The first error printed before ``before`` that is not a peer's loss, by any rank: the
+    cause when every rank the launchers and exit codes name failed only because a peer went
+    away, since the rank that raised it may have been stopped before its launcher could report
+    (its host slower to notice). How it ended is then unknown."""
+    causes = [f for f in findings if not f.is_consequence and f.sequence < before]
+    if not causes:
+        return None
+    first = causes[0]
+    text = tuple(rank_lines(lines, first.host, first.rank, first.sequence))
+    return Failure(first.host, first.rank, None, first.message, text)
 
 
 def root_cause(lines: list[Line], failed_hosts: list[str]) -> Finding | None:

@@ -103,24 +103,29 @@ class SharedHosts:
 class NamespaceHosts:
     """Host commands each in its host's namespaces (``cluster``); ``roots``: each host's
     folder, its /opt/ml; ``idle``: (index, environment) of hosts that run no command of their
-    own (an MPI job's workers, which mpirun reaches over ssh)."""
+    own (an MPI job's workers, which mpirun reaches over ssh); ``views``: the channels each host
+    reads in place (index -> (source, path inside))."""
 
     def __init__(
         self,
         cluster: HostCluster,
         roots: list[Path],
         idle: list[tuple[int, dict[str, str]]] | None = None,
+        views: dict[int, tuple[tuple[str, str], ...]] | None = None,
     ) -> None:
         self.cluster = cluster
         self.roots = roots
         self.idle = idle or []
+        self.views = views or {}
         self._closed = False
         self._uncabled: list[tuple[int, subprocess.Popen]] = []
 
     def open(self) -> str | None:
         problem = self.cluster.open()
         for index, env in self.idle:
-            process = self.cluster.start_idle(index + 1, self.roots[index], env, cable=False)
+            process = self.cluster.start_idle(
+                index + 1, self.roots[index], env, cable=False, views=self.views.get(index, ())
+            )
             self._uncabled.append((index + 1, process))
         if problem is None:
             return None
@@ -133,6 +138,7 @@ class NamespaceHosts:
         process = self.cluster.start(
             index + 1, self.roots[index], argv, command.env, cwd=str(command.cwd),
             stdout=output, stderr=subprocess.STDOUT, cable=False,
+            views=self.views.get(index, ()),
         )  # fmt: skip
         self._uncabled.append((index + 1, process))
         return process

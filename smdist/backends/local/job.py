@@ -5,6 +5,7 @@ its ``job.json``."""
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import threading
 import time
@@ -53,7 +54,7 @@ from smdist.backends.local.setup import (
     checkpoint_path,
 )
 from smdist.backends.local.verdict import judge, summary_line, write_failure_file
-from smdist.backends.safe_files import write_text_atomically
+from smdist.backends.safe_files import write_record
 
 if TYPE_CHECKING:
     from smdist.planning.plan import Plan
@@ -89,6 +90,7 @@ class LocalJob:
         self._done = threading.Event()
         self._thread: threading.Thread | None = None
         self._started = time.monotonic()
+        self._made_job_dir = False  # this job's own folder exists: its record may be written
 
     # ---- the Job protocol ---------------------------------------------------------------
     @property
@@ -196,13 +198,15 @@ class LocalJob:
         names = choose_host_names(layout.hosts, own_network=mode.namespaces)
         host_checkpoints, checkpoint_note = checkpoint_path(plan)
         self.name, self.job_dir = make_job_dir(self.root, self.name, plan.spec.name)
+        self._made_job_dir = True
         inside = Path(str(SAGEMAKER_BASE)) if mode.namespaces else None
         self.hosts = hosts = make_hosts(self.job_dir, names, host_checkpoints, inside)
         self.log = log = JobLog(self.job_dir / "logs", names.names)
         notes = opening_notes(self.name, plan, layout, names, self.job_dir, checkpoint_note)
         for line in [*notes, *(f"note: {note}" for note in mode.notes)]:
             log.note(f"[prepare] {line}")
-        channels = stage_files(layout.plan, hosts, self.job_dir)  # its launch: what runs here
+        # Its launch: what runs here; hosts in namespaces read FullyReplicated channels in place.
+        channels, views = stage_files(layout.plan, hosts, self.job_dir, mode.namespaces)
         self._place_checkpoints_and_output(log)
         cluster = None
         if mode.namespaces:
@@ -214,7 +218,12 @@ class LocalJob:
                 lend=[self.job_dir, Path(self.python)],
             )
             # Set now so that release() removes the cluster's run folder should the rest fail.
-            self._starter = starter = NamespaceHosts(cluster, [host.base for host in hosts])
+            shown: dict[int, tuple[tuple[str, str], ...]] = {}
+            for view in views:
+                shown[view.host] = (*shown.get(view.host, ()), (str(view.source), str(view.target)))
+            self._starter = starter = NamespaceHosts(
+                cluster, [host.base for host in hosts], views=shown
+            )
         prepared = prepare_commands(
             plan,
             layout,
@@ -247,6 +256,24 @@ class LocalJob:
         self.output_dir, output_note = output_location(spec, self.root / "jobs", self.name)
         if output_note:
             log.note(f"[prepare] note: {output_note}")
+
+    def _abandon(self, error: BaseException) -> None:
+        """Preparation failed (nothing started): remove what it copied into the hosts and the
+        job's inputs, and leave a Failed record saying why, so ``smdist status`` reads the
+        folder. Never raises: the error that ended preparation is the one to report."""
+        self._status = JobStatus.FAILED
+        self._failure_reason = f"the job could not be prepared: {error or type(error).__name__}"
+        if self._made_job_dir:
+            for part in ("hosts", "inputs"):
+                shutil.rmtree(self.job_dir / part, ignore_errors=True)
+            try:
+                self._write_record(final=True)
+            except OSError:
+                pass  # a full disk: the error itself is shown; status says no record was kept
+        if self.log is not None:
+            self.log.note(f"[prepare] {self._failure_reason}")
+            self.log.close()
+        self._done.set()
 
     # ---- run ----------------------------------------------------------------------------
     def _start(self) -> None:
@@ -293,15 +320,12 @@ class LocalJob:
                     write_failure_file(self.hosts, failing_host, reason or "")
                 except OSError as error:  # the reason is in the log and the record anyway
                     log.note(f"[end] could not write the failing host's output/failure: {error}")
-            try:
-                self._upload(status)
-            except OSError as error:  # a full disk, a read-only folder: what it could not keep
-                status, reason = (
-                    JobStatus.FAILED,
-                    reason or f"could not keep the job's output: {error}",
-                )
+            unkept = self._upload(status)
+            if unkept:  # a full disk, a read-only folder: the job's output is not whole
+                status = JobStatus.FAILED
+                more = f" (and {len(unkept) - 1} more, in the log)" if len(unkept) > 1 else ""
+                reason = reason or f"could not keep the job's output: {unkept[0]}{more}"
                 self._failure_reason = reason
-                log.note(f"[upload] could not keep the job's output: {error}")
             self._status = status
             elapsed = time.monotonic() - self._started
             log.note(summary_line(status, elapsed, reason, self._model_artifacts))
@@ -334,18 +358,31 @@ class LocalJob:
                 "`smdist status` will say the job ended without an outcome"
             )
 
-    def _upload(self, status: JobStatus) -> None:
+    def _upload(self, status: JobStatus) -> list[str]:
+        """Checkpoints, model and output data kept, each on its own; returns what could not be
+        kept (a full disk, a read-only folder), one sentence each, as the log says it."""
         assert self.log is not None and self.output_dir is not None
         began = time.monotonic()
+        unkept = []
         if self._checkpoint_sync is not None:
-            self._checkpoint_sync.finish()  # whatever the status: nothing kept is lost
-        self._model_artifacts = upload_outputs(
-            self.log,
-            self.hosts,
-            self.output_dir,
-            keep_model=status in (JobStatus.COMPLETED, JobStatus.STOPPED),
-            began=began,
-        )
+            try:  # whatever the status: nothing kept is lost
+                unkept += self._checkpoint_sync.finish()
+            except OSError as error:
+                unkept.append(f"the checkpoints could not be kept: {error}")
+            for sentence in unkept:
+                self.log.note(f"[upload] {sentence}")
+        try:
+            self._model_artifacts, lost = upload_outputs(
+                self.log,
+                self.hosts,
+                self.output_dir,
+                keep_model=status in (JobStatus.COMPLETED, JobStatus.STOPPED),
+                began=began,
+            )
+        except OSError as error:  # the output folder itself could not be made
+            lost = [f"the output could not be written to {self.output_dir}: {error}"]
+            self.log.note(f"[upload] {lost[0]}")
+        return unkept + lost
 
     def release(self) -> None:
         """End the hosts' network, stop syncing and let the checkpoint store go (the job
@@ -372,4 +409,4 @@ class LocalJob:
             "supervisor": process_identity(),  # [pid, start]: is it running?
         }
         if self.job_dir.is_dir():  # never half written, never through a link placed there
-            write_text_atomically(self.job_dir / "job.json", json.dumps(record, indent=1) + "\n")
+            write_record(self.job_dir / "job.json", json.dumps(record, indent=1) + "\n")

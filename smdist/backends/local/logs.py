@@ -11,6 +11,9 @@ the recent lines used for failure reports.
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
 import re
 import sys
 import threading
@@ -39,6 +42,36 @@ def parse_label(text: str) -> tuple[str, int | None]:
     return host, (int(rank) if rank.isdigit() else None)
 
 
+class LogFile:
+    """One log file, appended to a whole line at a time: a line the disk refuses is not in the
+    file at all (never half of it, never kept to be written later, after lines shown
+    elsewhere meanwhile)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._descriptor: int | None = os.open(
+            path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644
+        )
+
+    def append(self, text: str) -> None:
+        if self._descriptor is None:
+            raise OSError(errno.EBADF, "the log is closed", str(self.path))
+        data = text.encode("utf-8", "replace")
+        size = os.fstat(self._descriptor).st_size
+        try:
+            while data:
+                data = data[os.write(self._descriptor, data) :]
+        except OSError:
+            with contextlib.suppress(OSError):  # what part of the line got in comes out again
+                os.ftruncate(self._descriptor, size)
+            raise
+
+    def close(self) -> None:
+        if self._descriptor is not None:
+            os.close(self._descriptor)
+            self._descriptor = None
+
+
 class JobLog:
     """The sink every line goes through; thread-safe."""
 
@@ -46,8 +79,8 @@ class JobLog:
         log_dir.mkdir(parents=True, exist_ok=True)
         self.path = log_dir / "job.log"
         self.host_paths = {host: log_dir / f"{host}.log" for host in hosts}
-        self._combined = open(self.path, "a", encoding="utf-8")
-        self._files = {h: open(p, "a", encoding="utf-8") for h, p in self.host_paths.items()}
+        self._combined = LogFile(self.path)
+        self._files = {host: LogFile(path) for host, path in self.host_paths.items()}
         self._lock = threading.Lock()
         self._written = threading.Event()  # set by every line: a reader in this process wakes
         self.write_error: Exception | None = None  # the first line that could not be written
@@ -63,21 +96,39 @@ class JobLog:
             self.recent.append((self._sequence, host, rank, text))
             if host != SMDIST:
                 self.last_output = time.monotonic()
-            try:
-                handle = self._files.get(host)
-                if handle is not None:
-                    handle.write((f"[rank {rank}] {text}" if rank is not None else text) + "\n")
-                    handle.flush()
-                self._combined.write(prefixed(name, text, self.width) + "\n")
-                self._combined.flush()
-            except (OSError, ValueError) as error:  # a full disk, a read-only folder: the job
-                self._cannot_write(error)  # goes on (its lines stay in memory), said once
+            line = prefixed(name, text, self.width)
+            if not self._write(self._combined, line):
+                self._echo(line)  # the console follows the combined log: it shows it here
+            handle = self._files.get(host)
+            if handle is not None:
+                self._write(handle, f"[rank {rank}] {text}" if rank is not None else text)
         self._written.set()
+
+    def _write(self, handle: LogFile, line: str) -> bool:
+        """Append ``line`` to one file; a full disk or a read-only folder is said once and the
+        job goes on (its lines stay in memory). Each file on its own: a host's file that cannot
+        grow never keeps a line from the combined log."""
+        try:
+            handle.append(line + "\n")
+            return True
+        except OSError as error:
+            self._cannot_write(error)
+            return False
+
+    def _echo(self, line: str) -> None:
+        """A line the combined log could not take, on smdist's standard error instead."""
+        try:
+            print(line, file=sys.stderr, flush=True)
+        except (OSError, ValueError):
+            pass  # standard error is gone too: the line stays in memory only
 
     def _cannot_write(self, error: Exception) -> None:
         if self.write_error is None:
             self.write_error = error
-            print(f"smdist: cannot write the job's log {self.path}: {error}", file=sys.stderr)
+            self._echo(
+                f"smdist: cannot write the job's log {self.path}: {error}; its lines that do "
+                "not fit follow here"
+            )
 
     def wait_for_lines(self, timeout: float) -> None:
         """Return once a line has been written since the last call (or after ``timeout``):
@@ -117,10 +168,7 @@ class JobLog:
     def close(self) -> None:
         with self._lock:
             for handle in [self._combined, *self._files.values()]:
-                try:
-                    handle.close()  # flushes: a full disk may refuse the last bytes
-                except OSError as error:
-                    self._cannot_write(error)
+                handle.close()
 
 
 def attribute(

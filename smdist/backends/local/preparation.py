@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from smdist.backends.job_names import unique_job_name
-from smdist.backends.local.artifacts import stage_channels
+from smdist.backends.local.channels import ChannelView, stage_channels
 from smdist.backends.local.checkpoint_store import CheckpointStore, kept_files
 from smdist.backends.local.layout import LocalLayout, plan_layout
 from smdist.backends.local.setup import LocalOptions, PrepareError, job_region, prepare_notes
@@ -69,16 +69,20 @@ def opening_notes(
         yield f"note: {checkpoint_note}"
 
 
-def stage_files(plan: Plan, hosts: list[EmulatedHost], job_dir: Path) -> dict[str, str]:
+def stage_files(
+    plan: Plan, hosts: list[EmulatedHost], job_dir: Path, in_place: bool
+) -> tuple[dict[str, str], list[ChannelView]]:
     """Every host's directories, its copy of the code (the upload's file list: what
-    SageMaker's hosts would get) and its channels; returns channel -> S3DistributionType."""
+    SageMaker's hosts would get) and its channels (``in_place``: the hosts have mount
+    namespaces of their own, where channels can be read in place); returns channel ->
+    S3DistributionType, and the channels the hosts show read-only as they start."""
     spec = plan.spec
     code = packaging.bundle(plan)
-    for host in hosts:
-        host.create(list(spec.inputs))
-        packaging.stage(plan, host.code, code)
     try:
-        return stage_channels(spec.inputs, hosts, job_dir / "inputs")
+        for host in hosts:
+            host.create(list(spec.inputs))
+            packaging.stage(plan, host.code, code)
+        return stage_channels(spec.inputs, hosts, job_dir / "inputs", in_place)
     except (OSError, RuntimeError) as error:
         raise PrepareError(str(error)) from error
 

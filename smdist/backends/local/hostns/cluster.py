@@ -108,9 +108,11 @@ class HostCluster:
         listen_ssh: bool = False,
         command_env: dict[str, str] | None = None,
         cable: bool = True,
+        views: tuple[tuple[str, str], ...] = (),
     ) -> subprocess.Popen:
         """Start host ``index`` (from 1) with ``root`` as its /opt/ml, running ``argv`` with
-        ``env`` (or ``command_env``; ``env`` is what its ssh sessions start from); returns its
+        ``env`` (or ``command_env``; ``env`` is what its ssh sessions start from), ``views``
+        (source, path inside) shown read-only; returns its
         ``unshare`` (which ignores SIGTERM: signal ``init_pid(process.pid)``). The command runs
         once the host is cabled: here, or with ``cable=False`` by ``cable(index, process)``
         (hosts started together, then cabled, start sooner)."""
@@ -123,7 +125,7 @@ class HostCluster:
         network = {"address": host_address(index), "prefix": 24, "gateway": gateway}
         spec = HostSpec(
             name, root, self.hosts_file, argv, own, cwd, listen_ssh, self._resolver,
-            tuple(lent), network,
+            tuple(lent), network, views,
         )  # fmt: skip
         userns = self.switch.pid if self.user_namespace else None
         process = start_host(
@@ -151,13 +153,20 @@ class HostCluster:
             network_ready(self.run / self.names[index - 1])
 
     def start_idle(
-        self, index: int, root: Path, env: dict[str, str], *, cable: bool = True
+        self,
+        index: int,
+        root: Path,
+        env: dict[str, str],
+        *,
+        cable: bool = True,
+        views: tuple[tuple[str, str], ...] = (),
     ) -> subprocess.Popen:
         """A host that runs nothing of its own: a worker mpirun reaches over ssh. (Its first
         process does not carry the job's environment: it is no process of the job's.)"""
         process = self.start(
             index, root, ["sleep", "infinity"], env, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL, command_env={"PATH": SYSTEM_PATH}, cable=cable,
+            views=views,
         )  # fmt: skip
         self._idle.append(process)
         return process

@@ -7,7 +7,8 @@ user's credentials, is never written to disk.
 
 - ``/opt/ml`` is the host's folder (bind mount). Where this machine has no ``/opt/ml``, a
   throw-away overlay on ``/opt`` provides the mount point in this mount namespace only, hiding
-  nothing and writing nothing to the machine;
+  nothing and writing nothing to the machine; the channels read in place (``views``) are
+  their sources, read-only, at their folders under ``/opt/ml/input/data``;
 - ``/etc/hosts`` names every host of the job, ``/etc/environment`` is the host's own (SageMaker's
   MPI drivers write the rank environment there for the sshd sessions mpirun opens);
 - ``/tmp`` and ``/dev/shm`` are the host's own, as a container's are (``lent.py``): of this
@@ -42,6 +43,12 @@ SSHD = "/usr/sbin/sshd"
 
 
 MS_RDONLY, MS_REMOUNT, MS_BIND = 1, 32, 4096
+# What a read-only remount must keep of the mount it binds (in a user namespace the kernel
+# refuses to drop them): statvfs's flag -> mount's.
+_KEPT_FLAGS = {
+    os.ST_NOSUID: 2, os.ST_NODEV: 4, os.ST_NOEXEC: 8, os.ST_NOATIME: 1024,
+    os.ST_NODIRATIME: 2048, os.ST_RELATIME: 1 << 21,
+}  # fmt: skip
 _LIBC = ctypes.CDLL(None, use_errno=True)
 
 
@@ -60,7 +67,18 @@ def mount(source: str, target: str, kind: str | None = None, options: str | None
 def bind(source: str, target: str, read_only: bool = False) -> None:
     mount(source, target, flags=MS_BIND)
     if read_only:  # a bind mount is made read-only by remounting it
-        mount("none", target, flags=MS_REMOUNT | MS_BIND | MS_RDONLY)
+        held = os.statvfs(target).f_flag
+        kept = sum(flag for held_flag, flag in _KEPT_FLAGS.items() if held & held_flag)
+        mount("none", target, flags=MS_REMOUNT | MS_BIND | MS_RDONLY | kept)
+
+
+def show_channels(views: list[list[str]]) -> None:
+    """Each (source, target) shown read-only at ``target``: a channel read in place."""
+    for source, target in views:
+        try:
+            bind(source, target, read_only=True)
+        except OSError as error:
+            raise SystemExit(f"emulated host: cannot show {source} at {target}: {error}") from None
 
 
 def provide_opt_ml(scratch: Path) -> None:
@@ -138,6 +156,7 @@ def enter(spec: dict) -> None:
     state = Path(spec["state"])
     provide_opt_ml(Path(spec["scratch"]))
     bind(spec["root"], str(OPT_ML))
+    show_channels(spec.get("views") or [])  # before /tmp is the host's own: sources may be there
     bind(spec["hosts_file"], "/etc/hosts")
     bind(spec["etc_environment"], "/etc/environment")
     own_tmp(spec["own_tmp"], spec["lent"])

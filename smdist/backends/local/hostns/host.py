@@ -39,6 +39,8 @@ class HostSpec:
     resolv_conf: Path | None = None  # instead of the machine's /etc/resolv.conf
     lent: tuple[str, ...] = ()  # folders of this machine's /tmp the host sees (lent.py)
     network: dict | None = None  # eth0's address, prefix and gateway, which the host sets
+    # (source on this machine, path inside the host): shown read-only there (input channels)
+    views: tuple[tuple[str, str], ...] = ()
 
 
 def namespace_command(user_namespace: int | None = None) -> list[str]:
@@ -79,6 +81,7 @@ def start_host(
         "own_tmp": str(own_tmp),
         "lent": list(spec.lent),
         "network": spec.network,
+        "views": [list(view) for view in spec.views],
         "state": str(state),
         "cwd": spec.cwd,
         "listen_ssh": spec.listen_ssh,
