@@ -533,3 +533,28 @@ def test_status_of_a_local_job_folder_without_a_record_says_so(tmp_path):
     assert result.returncode == 2, result.stdout + result.stderr
     shown = result.stdout + result.stderr
     assert "local job folder without its record" in shown and "region" not in shown, shown
+
+
+@pytest.mark.torch
+def test_a_stopped_rank_fails_the_job_through_the_collective_timeout(tmp_path):
+    """SIGSTOP of algo-2's rank mid-training (a frozen process: it takes no SIGTERM until it is
+    continued): its peer's collective times out, the job fails naming the timeout, the frozen
+    rank is killed after the grace period, and nothing is left."""
+    job = restartable_job(tmp_path, "frozen")
+    spec = job.read_text().replace("max_restarts: 1", "max_restarts: 0, collective_timeout: 10")
+    job.write_text(spec.replace("max_steps: 3000", "max_steps: 1000000"))
+    process, log = smdist_run(job, tmp_path, "--grace", "2", start_only=True)
+    try:
+        wait_for(log, "[metrics] step=200 ", process, timeout=240)
+        victim = rank_process(tmp_path, "algo-2")
+        assert victim is not None, log.read_text()
+        os.kill(victim, signal.SIGSTOP)
+        run = finish(process, log, tmp_path / ".smdist", timeout=240)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert run.returncode == 1, run.output
+    assert "Failed" in run.output
+    assert "timeout" in run.output.lower() or "timed out" in run.output.lower(), run.output
+    assert_nothing_left(tmp_path)
