@@ -11,8 +11,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from smdist.strategies import STRATEGY_NAMES  # the registry alone: imports nothing heavy
-
-__version__ = "0.1.0"
+from smdist.version import __version__ as __version__
 
 _EXPORTS = {
     "JobSpec": "smdist.spec.job",

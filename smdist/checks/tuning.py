@@ -102,7 +102,9 @@ def _objective_problems(spec: JobSpec, tuning: Tuning) -> list[Problem]:
 def _name_problems(spec: JobSpec, tuning: Tuning) -> list[Problem]:
     field = api.field("tuning_job_name")
     limit = field.limit - TUNING_NAME_SUFFIX
-    if tuning.name is None or (len(tuning.name) <= limit and field.matches(tuning.name)):
+    if tuning.name is None:
+        return _cut_name_warning(spec, limit)
+    if len(tuning.name) <= limit and field.matches(tuning.name):
         return []
     return [
         Problem(
@@ -110,6 +112,30 @@ def _name_problems(spec: JobSpec, tuning: Tuning) -> list[Problem]:
             "is not a usable tuning job name prefix (smdist appends a 14-character timestamp)",
             tuning.name,
             f"1-{limit} letters, digits and hyphens, starting and ending with a letter or digit",
+        )
+    ]
+
+
+def _cut_name_warning(spec: JobSpec, limit: int) -> list[Problem]:
+    """Without a ``tuning.name`` the tuning job is named after the job, cut to fit: said, not
+    refused. The job's name is valid (training jobs take 63 characters) and a search under a
+    shorter name works the same, so refusing would make every long-named job edit its file to
+    tune; a cut nobody is told of, though, leaves a search the user cannot find by its name.
+    The warning names what will be used and how to choose instead (``tuning.name``)."""
+    used = tuning_name_prefix(spec)
+    if used == spec.name:
+        return []
+    field = api.field("tuning_job_name")
+    return [
+        Problem(
+            "name",
+            f"is {len(spec.name)} characters; the tuning job's name "
+            f"(HyperParameterTuningJobName) takes at most {field.limit} and smdist appends a "
+            f"{TUNING_NAME_SUFFIX}-character timestamp, so the search is named "
+            f"{used}-<yymmdd-HHMMSS>",
+            spec.name,
+            f"set tuning.name (at most {limit} characters) to choose the name",
+            severity="warning",
         )
     ]
 

@@ -42,7 +42,7 @@ _debug = [False]  # set by --debug before a command runs; read by main() when on
 
 
 @app.callback()
-def _global_options(debug: opt.DebugFlag = False) -> None:
+def _global_options(debug: opt.DebugFlag = False, version: opt.VersionFlag = False) -> None:
     _debug[0] = debug
 
 

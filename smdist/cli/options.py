@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from smdist.version import __version__
+
 # ---- shared --------------------------------------------------------------------------------
 JobFile = Annotated[Path, typer.Argument(help="job spec (YAML)", show_default=False)]
 JobName = Annotated[str, typer.Argument(help="training job name", show_default=False)]
@@ -81,6 +83,21 @@ ShmSizeOption = Annotated[
 # ---- the others ----------------------------------------------------------------------------
 DebugFlag = Annotated[
     bool, typer.Option("--debug", help="show an error's traceback (also: SMDIST_DEBUG=1)")
+]
+
+
+def _show_version(wanted: bool) -> None:
+    if wanted:
+        typer.echo(f"smdist {__version__}")
+        raise typer.Exit()
+
+
+# --version alone, as git, gh and kubectl: no short flag taken from commands to come
+VersionFlag = Annotated[
+    bool,
+    typer.Option(
+        "--version", callback=_show_version, is_eager=True, help="print smdist's version and exit"
+    ),
 ]
 PlanJsonFlag = Annotated[bool, typer.Option("--json", help="print the plan as JSON")]
 HostsFlag = Annotated[

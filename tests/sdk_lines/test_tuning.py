@@ -268,14 +268,18 @@ def test_warm_start_and_early_stopping(tmp_path, capsys, boto_session):
     assert_described_as_sent(described, request)
 
 
-def test_the_name_prefix_is_the_tuning_name_or_the_job_name_cut(tmp_path, capsys):
+def test_the_name_prefix_is_the_tuning_name_or_the_job_name_cut_with_a_warning(tmp_path, capsys):
     request = render(tmp_path, capsys, name="lr-search")
     assert request["HyperParameterTuningJobName"].startswith("lr-search-")
     data = tuning_variant(example("pytorch_ddp.yaml"))
     data["name"] = "a-rather-long-job-name-for-a-search"
-    shown = dry_run(write(tmp_path, data), capsys)["CreateHyperParameterTuningJob"]
-    name = shown["HyperParameterTuningJobName"]
+    path = write(tmp_path, data)
+    assert main(["tune", str(path), "--dry-run", *ACCOUNT]) == 0
+    out, err = capsys.readouterr()
+    name = json.loads(out)["CreateHyperParameterTuningJob"]["HyperParameterTuningJobName"]
     assert len(name) <= 32 and name.startswith("a-rather-long-job")
+    said = " ".join(err.split())  # the console wraps long lines
+    assert "warning: name:" in said and f"named {name[:-14]}-<yymmdd-HHMMSS>" in said
 
 
 def test_names_in_the_same_second_differ_and_a_taken_name_is_replaced(

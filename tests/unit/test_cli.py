@@ -83,3 +83,12 @@ def test_schema_is_json_schema_with_strategy_kinds():
     for kind in ("mwms", "horovod", "pytorch_ddp", "sddp", "sdmp"):
         assert f'"{kind}"' in text
     assert "processes_per_host" in text
+
+
+def test_version_prints_the_name_and_version_and_exits_0():
+    import smdist as package
+
+    done = smdist("--version")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"smdist {package.__version__}\n"
+    assert done.stderr == ""

@@ -263,13 +263,46 @@ def test_a_shell_environment_of_another_cluster_does_not_leak_into_hosts():
 
 
 # ---- logs and failures ---------------------------------------------------------------------
+RANKS = ["algo-1", "algo-1", "algo-2", "algo-2"]  # mpirun's ranks 2 and 3 ran on algo-2
+
+
 def test_rank_tags_name_the_rank_and_its_host():
-    ranks = ["algo-1", "algo-1", "algo-2", "algo-2"]
-    assert attribute("[1,2]<stderr>:boom", "algo-1", "mpirun", ranks) == ("algo-2", 2, "boom")
-    assert attribute("[1,0]<stdout>:a[1,0]<stdout>:", "algo-1", "mpirun", ranks)[2] == "a"
+    assert attribute("[1,2]<stderr>:boom", "algo-1", "mpirun", RANKS) == [("algo-2", 2, "boom")]
+    assert attribute("[1,3]<stdout>:", "algo-1", "mpirun", RANKS) == [("algo-2", 3, "")]
+    assert attribute("plain", "algo-2", None, []) == [("algo-2", None, "plain")]
+    assert attribute("mpirun noticed", "algo-1", "mpirun", RANKS) == [
+        ("algo-1", None, "mpirun noticed")
+    ]
+
+
+def test_tags_of_the_same_rank_inside_a_line_join_its_pieces():
+    assert attribute("[1,0]<stdout>:a[1,0]<stdout>:", "algo-1", "mpirun", RANKS) == [
+        ("algo-1", 0, "a")
+    ]
     pieces = "[1,1]<stderr>:ValueError[1,1]<stderr>:: [1,1]<stderr>:rank 1 fell over"
-    assert attribute(pieces, "algo-1", "mpirun", ranks)[2] == "ValueError: rank 1 fell over"
-    assert attribute("plain", "algo-2", None, []) == ("algo-2", None, "plain")
+    assert attribute(pieces, "algo-1", "mpirun", RANKS) == [
+        ("algo-1", 1, "ValueError: rank 1 fell over")
+    ]
+
+
+def test_another_ranks_tag_inside_a_line_splits_it_there():
+    merged = (
+        "[1,2]<stdout>:old-api rank=2 local_rank=0 local_size=2"
+        "[1,0]<stdout>:old-api rank=0 local_rank=0 local_size=2"
+    )
+    assert attribute(merged, "algo-1", "mpirun", RANKS) == [
+        ("algo-2", 2, "old-api rank=2 local_rank=0 local_size=2"),
+        ("algo-1", 0, "old-api rank=0 local_rank=0 local_size=2"),
+    ]
+
+
+def test_interleaved_pieces_of_several_ranks_each_go_to_their_own_rank():
+    line = "[1,3]<stdout>:step 5[1,1]<stderr>:warn[1,1]<stderr>:ing[1,2]<stdout>:[1,0]<stdout>:ok"
+    assert attribute(line, "algo-2", "mpirun", RANKS) == [
+        ("algo-2", 3, "step 5"),
+        ("algo-1", 1, "warning"),
+        ("algo-1", 0, "ok"),
+    ]
 
 
 def _traceback(host, rank, message, start):

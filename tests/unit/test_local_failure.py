@@ -30,7 +30,8 @@ def recorded(name: str, tags: str | None = None) -> list[tuple[int, str, int | N
     for sequence, raw in enumerate((FIXTURES / f"{name}.txt").read_text().splitlines()):
         host, separator, text = raw.partition(" | ")
         assert separator, raw
-        lines.append((sequence, *attribute(text, host, tags, RANK_HOSTS)))
+        for line in attribute(text, host, tags, RANK_HOSTS):
+            lines.append((sequence, *line))
     return lines
 
 

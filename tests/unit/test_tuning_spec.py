@@ -219,3 +219,28 @@ def test_a_categorical_value_that_looks_like_a_credential_is_refused():
 def test_a_categorical_value_longer_than_the_api_takes_is_refused():
     data = job(parameters={"prompt": {"type": "categorical", "values": ["x" * 300]}})
     assert "at most 256" in the_problem(data, "tuning.parameters.prompt.values[0]")
+
+
+def validate_output(tmp_path: Path, data: dict[str, Any], capsys) -> str:
+    from smdist.cli.app import main
+
+    path = tmp_path / "job.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    assert main(["validate", str(path)]) == 0
+    return " ".join(capsys.readouterr().err.split())  # the console wraps long lines
+
+
+def test_a_job_name_too_long_for_the_tuning_job_is_cut_with_a_warning(tmp_path, capsys):
+    data = job()
+    data["name"] = "resnet50-imagenet-lr-sweep"
+    err = validate_output(tmp_path, data, capsys)
+    assert "warning: name:" in err and "HyperParameterTuningJobName" in err
+    assert "'resnet50-imagenet-lr-sweep'" in err and "at most 32" in err
+    assert "named resnet50-imagenet-<yymmdd-HHMMSS>" in err and "tuning.name" in err
+
+
+def test_a_job_name_that_fits_or_a_tuning_name_needs_no_warning(tmp_path, capsys):
+    assert "warning" not in validate_output(tmp_path, job(), capsys)
+    data = job(name="lr-sweep")
+    data["name"] = "resnet50-imagenet-lr-sweep"
+    assert "warning" not in validate_output(tmp_path, data, capsys)

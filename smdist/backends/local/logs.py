@@ -26,10 +26,10 @@ from smdist.backends.log_lines import prefixed, split_prefixed
 
 SMDIST = "smdist"
 RECENT_LINES = 2000
-_MPI_TAG = re.compile(r"^\[\d+,(\d+)\]<std(?:out|err)>:(.*)$")
-# mpirun tags every chunk it forwards, so a line written in pieces (Python writes a traceback's
-# last line in three) carries more tags inside it.
-_INNER_TAG = re.compile(r"\[\d+,\d+\]<std(?:out|err)>:")
+# mpirun (``--tag-output``) tags every chunk it forwards: ``[1,3]<stdout>:``. A line written in
+# pieces (Python writes a traceback's last line in three) carries its own rank's tag inside it;
+# two ranks' partial writes interleaved without a newline put another rank's tag inside it.
+_MPI_TAG = re.compile(r"\[\d+,(\d+)\]<std(?:out|err)>:")
 TAG_PATTERNS = {"mpirun": _MPI_TAG}
 
 
@@ -173,17 +173,29 @@ class JobLog:
 
 def attribute(
     text: str, host: str, tags: str | None, rank_hosts: list[str]
-) -> tuple[str, int | None, str]:
-    """(host, rank, text without the launcher's tag) of one output line."""
+) -> list[tuple[str, int | None, str]]:
+    """The (host, rank, text without the launcher's tags) lines one output line holds.
+
+    A line is cut wherever a tag names another rank than the text before it, each part credited
+    to its own rank and that rank's host; tags of the same rank only join the pieces of one
+    line. A line that does not start with a tag is the launcher's own, credited to ``host``.
+    """
     pattern = TAG_PATTERNS.get(tags or "")
-    if pattern is not None:
-        match = pattern.match(text)
-        if match:
-            rank, body = int(match.group(1)), _INNER_TAG.sub("", match.group(2))
-            if 0 <= rank < len(rank_hosts):
-                return rank_hosts[rank], rank, body
-            return host, rank, body
-    return host, None, text
+    if pattern is None or not pattern.match(text):
+        return [(host, None, text)]
+    parts: list[tuple[int, str]] = []  # (rank, text) in the order they came
+    tagged = list(pattern.finditer(text))
+    for match, following in zip(tagged, [*tagged[1:], None], strict=True):
+        rank = int(match.group(1))
+        body = text[match.end() : following.start() if following else len(text)]
+        if parts and parts[-1][0] == rank:
+            parts[-1] = (rank, parts[-1][1] + body)
+        elif body or not parts:  # another rank's empty piece adds no line
+            parts.append((rank, body))
+    return [
+        (rank_hosts[rank] if 0 <= rank < len(rank_hosts) else host, rank, body)
+        for rank, body in parts
+    ]
 
 
 def pump(
@@ -193,7 +205,8 @@ def pump(
     with stream:
         for raw in iter(stream.readline, b""):
             text = raw.decode("utf-8", "replace").rstrip("\r\n")
-            log.add(*attribute(text, host, tags, rank_hosts))
+            for line in attribute(text, host, tags, rank_hosts):
+                log.add(*line)
 
 
 class ConsoleView:
