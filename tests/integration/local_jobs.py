@@ -177,6 +177,18 @@ def _as_in_a_terminal() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+def smdist_cli(cwd: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """``smdist ARGS`` in ``cwd`` with a clean environment, its output captured."""
+    return subprocess.run(
+        [PYTHON, "-m", "smdist.cli.app", *args],
+        cwd=cwd,
+        env=clean_environ(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
 def finish(process: subprocess.Popen, log: Path, root: Path, timeout: float) -> Run:
     try:
         process.wait(timeout=timeout)

@@ -4,8 +4,6 @@ two emulated hosts (a small script, no framework import), then the commands by n
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import textwrap
 import time
 from pathlib import Path
@@ -13,8 +11,8 @@ from pathlib import Path
 import pytest
 from local_jobs import (
     assert_nothing_left,
-    clean_environ,
     finish,
+    smdist_cli,
     smdist_run,
 )
 
@@ -48,30 +46,19 @@ def write_job(tmp_path: Path, environment: dict[str, str] | None = None) -> Path
     return job
 
 
-def smdist(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "smdist.cli.app", *args],
-        cwd=tmp_path,
-        env=clean_environ(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
 def test_status_and_logs_of_a_completed_local_job(tmp_path):
     run = smdist_run(write_job(tmp_path), tmp_path)
     assert run.returncode == 0, run.output
     name = run.job_dir().name
     # The default root (.smdist in the working directory) is where smdist run keeps jobs.
-    status = smdist(tmp_path, "status", name)
+    status = smdist_cli(tmp_path, "status", name)
     assert status.returncode == 0, status.stderr
     assert status.stdout.startswith(f"{name}\tCompleted\tlocal: 2 host(s)")
     assert "model: file://" in status.stdout
-    by_path = smdist(tmp_path, "status", "--json", str(run.job_dir()))
+    by_path = smdist_cli(tmp_path, "status", "--json", str(run.job_dir()))
     assert by_path.returncode == 0, by_path.stderr
     assert json.loads(by_path.stdout)["status"] == "Completed"
-    logs = smdist(tmp_path, "logs", name, "--backend", "local")
+    logs = smdist_cli(tmp_path, "logs", name, "--backend", "local")
     assert logs.returncode == 0, logs.stderr
     lines = logs.stdout.splitlines()
     for host in ("algo-1", "algo-2"):
@@ -83,7 +70,7 @@ def test_status_and_logs_of_a_completed_local_job(tmp_path):
 def test_a_failed_local_job_reports_exit_1_with_its_reason(tmp_path):
     run = smdist_run(write_job(tmp_path, {"EXIT_CODE": "3"}), tmp_path)
     assert run.returncode == 1, run.output
-    status = smdist(tmp_path, "status", run.job_dir().name)
+    status = smdist_cli(tmp_path, "status", run.job_dir().name)
     assert status.returncode == 1
     assert "\tFailed\t" in status.stdout
     assert "reason:" in status.stdout
@@ -101,17 +88,17 @@ def test_stop_ends_a_running_local_job_as_stopped(tmp_path):
             break
         time.sleep(0.1)
     name = logs[0].parent.parent.name
-    running = smdist(tmp_path, "status", name)
+    running = smdist_cli(tmp_path, "status", name)
     assert running.returncode == 0 and "\tInProgress\t" in running.stdout, running
-    stop = smdist(tmp_path, "stop", name, "--wait")
+    stop = smdist_cli(tmp_path, "stop", name, "--wait")
     assert stop.returncode == 0, stop.stderr
     assert f"{name}: stop requested" in stop.stderr
     run = finish(process, log, root, timeout=60)
     assert run.returncode == 1, run.output
-    status = smdist(tmp_path, "status", name)
+    status = smdist_cli(tmp_path, "status", name)
     assert status.returncode == 1
     assert "\tStopped\t" in status.stdout and "stop requested" in status.stdout
-    again = smdist(tmp_path, "stop", name)
+    again = smdist_cli(tmp_path, "stop", name)
     assert again.returncode == 0 and "already Stopped" in again.stderr
     assert_nothing_left(tmp_path)
 
@@ -123,7 +110,7 @@ def test_logs_follow_waits_for_the_end_and_exits_with_the_jobs_status(tmp_path):
     while not list(root.glob("jobs/*/job.json")) and time.monotonic() < deadline:
         time.sleep(0.1)
     name = next(root.glob("jobs/*/job.json")).parent.name
-    followed = smdist(tmp_path, "logs", name, "--follow")
+    followed = smdist_cli(tmp_path, "logs", name, "--follow")
     assert followed.returncode == 0, followed.stderr
     assert "Completed in" in followed.stdout.splitlines()[-1]
     assert finish(process, log, root, timeout=60).returncode == 0
@@ -136,18 +123,18 @@ def test_a_job_whose_supervisor_vanished_is_failed(tmp_path):
     # As if smdist had been killed mid-job: the record still says InProgress.
     record["status"] = "InProgress"
     record_path.write_text(json.dumps(record))
-    status = smdist(tmp_path, "status", run.job_dir().name)
+    status = smdist_cli(tmp_path, "status", run.job_dir().name)
     assert status.returncode == 1
     assert "\tFailed\t" in status.stdout
     assert f"pid {record['supervisor'][0]}" in status.stdout
 
 
 def test_a_job_found_nowhere_exits_2_naming_where_it_looked(tmp_path):
-    missing = smdist(tmp_path, "status", "nope", "--backend", "local")
+    missing = smdist_cli(tmp_path, "status", "nope", "--backend", "local")
     assert missing.returncode == 2
     assert str(Path(".smdist") / "jobs" / "nope" / "job.json") in missing.stderr
-    by_path = smdist(tmp_path, "logs", "./gone", "--root", "elsewhere")
+    by_path = smdist_cli(tmp_path, "logs", "./gone", "--root", "elsewhere")
     assert by_path.returncode == 2
     assert "gone/job.json" in by_path.stderr and "elsewhere" in by_path.stderr
-    bad = smdist(tmp_path, "stop", "nope", "--backend", "cloud")
+    bad = smdist_cli(tmp_path, "stop", "nope", "--backend", "cloud")
     assert bad.returncode == 2 and "--backend" in bad.stderr

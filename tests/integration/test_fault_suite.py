@@ -28,6 +28,7 @@ from local_jobs import (
     clean_environ,
     files_holding_secrets,
     finish,
+    smdist_cli,
     smdist_run,
 )
 
@@ -69,17 +70,6 @@ def write_job(tmp_path: Path, go_on: Path) -> Path:
         )
     )
     return job
-
-
-def smdist(tmp_path: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "smdist.cli.app", *args],
-        cwd=tmp_path,
-        env=clean_environ(),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
 
 
 def wait_for(log: Path, text: str, process: subprocess.Popen, timeout: float = 120) -> None:
@@ -170,7 +160,7 @@ def test_stop_replaces_a_linked_control_file_and_never_writes_through_it(tmp_pat
         wait_for(log, "hello from algo-2", process)
         [job_dir] = (tmp_path / ".smdist" / "jobs").iterdir()
         (job_dir / "stop-requested").symlink_to(outside)
-        stopped = smdist(tmp_path, "stop", job_dir.name, "--root", str(tmp_path / ".smdist"))
+        stopped = smdist_cli(tmp_path, "stop", job_dir.name, "--root", str(tmp_path / ".smdist"))
         assert stopped.returncode in (0, 1), stopped.stdout + stopped.stderr
         run = finish(process, log, tmp_path / ".smdist", timeout=120)
     finally:
@@ -197,7 +187,7 @@ def test_a_hand_edited_record_of_the_wrong_types_is_refused_by_status(tmp_path, 
     job_dir.mkdir(parents=True)
     record = {"name": "edited", "backend": "local", "status": "Completed", "hosts": ["algo-1"]}
     (job_dir / "job.json").write_text(json.dumps({**record, field: value}))
-    result = smdist(tmp_path, "status", "edited", "--root", str(tmp_path / ".smdist"))
+    result = smdist_cli(tmp_path, "status", "edited", "--root", str(tmp_path / ".smdist"))
     assert result.returncode == 2, result.stdout + result.stderr
     assert "Traceback" not in result.stderr
     assert "job.json" in result.stderr and repr(field) in result.stderr, result.stderr
@@ -212,7 +202,7 @@ def test_a_field_path_with_a_right_to_left_override_is_shown_escaped(tmp_path):
         "cluster: {instance_type: ml.c5.xlarge, instance_count: 2}\n",
         encoding="utf-8",
     )
-    result = smdist(tmp_path, "validate", str(job))
+    result = smdist_cli(tmp_path, "validate", str(job))
     assert result.returncode == 2, result.stdout + result.stderr
     shown = result.stdout + result.stderr
     assert "\u202e" not in shown and "\u0456" not in shown
@@ -253,6 +243,21 @@ def rank_process(marker: Path, host: str) -> int | None:
     return None
 
 
+def signal_rank_mid_training(job: Path, tmp_path: Path, step: int, signum: int, *args: str):
+    """Run ``job``; once it logged ``step``, send ``signum`` to algo-2's rank; the finished Run."""
+    process, log = smdist_run(job, tmp_path, *args, start_only=True)
+    try:
+        wait_for(log, f"[metrics] step={step} ", process, timeout=240)
+        victim = rank_process(tmp_path, "algo-2")
+        assert victim is not None, log.read_text()
+        os.kill(victim, signum)
+        return finish(process, log, tmp_path / ".smdist", timeout=240)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
 @pytest.mark.torch
 def test_a_rank_killed_mid_training_restarts_and_ends_as_if_uninterrupted(tmp_path):
     """kill -9 of algo-2's rank with ``max_restarts: 1``: torchrun restarts every rank from the
@@ -260,17 +265,8 @@ def test_a_rank_killed_mid_training_restarts_and_ends_as_if_uninterrupted(tmp_pa
     that lost nothing (the restarted ranks met the last round's addresses and failed)."""
     reference = smdist_run(restartable_job(tmp_path, "uninterrupted"), tmp_path, timeout=240)
     assert reference.returncode == 0, reference.output
-    process, log = smdist_run(restartable_job(tmp_path, "interrupted"), tmp_path, start_only=True)
-    try:
-        wait_for(log, "[metrics] step=400 ", process, timeout=240)
-        victim = rank_process(tmp_path, "algo-2")
-        assert victim is not None, log.read_text()
-        os.kill(victim, signal.SIGKILL)
-        run = finish(process, log, tmp_path / ".smdist", timeout=240)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+    interrupted = restartable_job(tmp_path, "interrupted")
+    run = signal_rank_mid_training(interrupted, tmp_path, 400, signal.SIGKILL)
     assert run.returncode == 0, run.output
     assert "resum" in run.output.lower(), run.output
     assert checksums(run.output) == checksums(reference.output), run.output
@@ -518,7 +514,7 @@ def test_a_channel_copy_that_cannot_fit_is_refused_before_anything_runs(tmp_path
     [job_dir] = (kept / "jobs").iterdir()
     saved = json.loads((job_dir / "job.json").read_text())
     assert saved["status"] == "Failed" and "inputs.train" in saved["failure_reason"], saved
-    status = smdist(tmp_path, "status", job_dir.name, "--root", str(kept))
+    status = smdist_cli(tmp_path, "status", job_dir.name, "--root", str(kept))
     assert status.returncode == 1, status.stdout + status.stderr
     assert "Failed" in status.stdout and "region" not in status.stdout + status.stderr
     assert sorted(path.name for path in data.iterdir()) == ["part-0.bin", "part-1.bin"]
@@ -529,7 +525,7 @@ def test_status_of_a_local_job_folder_without_a_record_says_so(tmp_path):
     """A job folder left without ``job.json`` (its supervisor killed before writing it):
     ``smdist status`` says what the folder is, exit 2 (it asked for an AWS region)."""
     (tmp_path / ".smdist" / "jobs" / "unrecorded" / "logs").mkdir(parents=True)
-    result = smdist(tmp_path, "status", "unrecorded", "--root", str(tmp_path / ".smdist"))
+    result = smdist_cli(tmp_path, "status", "unrecorded", "--root", str(tmp_path / ".smdist"))
     assert result.returncode == 2, result.stdout + result.stderr
     shown = result.stdout + result.stderr
     assert "local job folder without its record" in shown and "region" not in shown, shown
@@ -543,17 +539,7 @@ def test_a_stopped_rank_fails_the_job_through_the_collective_timeout(tmp_path):
     job = restartable_job(tmp_path, "frozen")
     spec = job.read_text().replace("max_restarts: 1", "max_restarts: 0, collective_timeout: 10")
     job.write_text(spec.replace("max_steps: 3000", "max_steps: 1000000"))
-    process, log = smdist_run(job, tmp_path, "--grace", "2", start_only=True)
-    try:
-        wait_for(log, "[metrics] step=200 ", process, timeout=240)
-        victim = rank_process(tmp_path, "algo-2")
-        assert victim is not None, log.read_text()
-        os.kill(victim, signal.SIGSTOP)
-        run = finish(process, log, tmp_path / ".smdist", timeout=240)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+    run = signal_rank_mid_training(job, tmp_path, 200, signal.SIGSTOP, "--grace", "2")
     assert run.returncode == 1, run.output
     assert "Failed" in run.output
     assert "timeout" in run.output.lower() or "timed out" in run.output.lower(), run.output
