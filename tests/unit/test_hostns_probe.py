@@ -6,7 +6,7 @@ import os
 import subprocess
 
 from smdist.backends.local.hostns import probe
-from smdist.backends.local.hostns.sshd import etc_environment, split_arguments
+from smdist.backends.local.hostns.sshd import etc_environment, write_client
 from smdist.backends.local.hostns.switch import DNS_SERVER, host_address, hosts_file, resolver_file
 
 
@@ -55,8 +55,15 @@ def test_every_host_resolves_every_other_by_name():
     ]  # fmt: skip
 
 
-def test_the_ssh_client_reads_options_before_the_host_and_keeps_the_command_words():
-    assert split_arguments(["-o", "StrictHostKeyChecking=no", "-p22", "-x", "root@algo-2",
-                            "orted", "-mca", "ess", "env"]) == (
-        "algo-2", ["orted", "-mca", "ess", "env"])  # fmt: skip
+def test_the_ssh_client_runs_without_site_packages_and_refuses_a_host_not_of_the_job(tmp_path):
+    client = write_client(tmp_path / "tools", tmp_path / "run")
+    (tmp_path / "run").mkdir()
+    # The client imports the shared argument reader by path, as it must under ``-S``.
+    done = subprocess.run([str(client), "-p", "22", "root@algo-9", "-o", "X=1", "true"],
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 255, done.stderr
+    assert "Could not resolve hostname algo-9" in done.stderr
+
+
+def test_the_sshd_reads_etc_environment_as_pam_env_does():
     assert etc_environment("A=1\n# B=2\nC=x=y\n") == {"A": "1", "C": "x=y"}

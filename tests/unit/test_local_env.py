@@ -10,6 +10,7 @@ import pytest
 
 from smdist.backends.local.environment import clean_environment
 from smdist.backends.local.failure import root_cause
+from smdist.backends.local.hostns import sshd
 from smdist.backends.local.hosts import EmulatedHost
 from smdist.backends.local.launch import (
     local_image,
@@ -235,14 +236,17 @@ def test_mpirun_gives_each_host_its_directory_and_the_launching_hosts_values(tmp
     assert contexts[1].endswith(f"py -- train.py --epochs 1 --model_dir {hosts[1].model}")
 
 
-def test_ssh_stand_in_reads_options_before_and_after_the_host():
-    assert split_ssh_arguments(["-o", "StrictHostKeyChecking=no", "algo-2", "date"]) == (
-        "algo-2",
-        ["date"],
-    )
-    assert split_ssh_arguments(["user@algo-1", "-p", "22", "-o", "X=1", "cd /a ; run"]) == (
+@pytest.mark.parametrize("reader", [split_ssh_arguments, sshd.split_ssh_arguments])
+def test_both_ssh_stand_ins_read_options_before_and_after_the_host_as_openssh_does(reader):
+    assert reader(["-o", "StrictHostKeyChecking=no", "algo-2", "date"]) == ("algo-2", ["date"])
+    assert reader(["user@algo-1", "-p", "22", "-o", "X=1", "cd /a ; run"]) == (
         "algo-1",
         ["cd /a ; run"],
+    )
+    # -P and -Q take a value in OpenSSH 9; "-xp 22": the last letter takes the next word.
+    assert reader(["-P", "tag", "-xp", "22", "-T", "root@algo-2", "orted", "-mca", "ess"]) == (
+        "algo-2",
+        ["orted", "-mca", "ess"],
     )
 
 

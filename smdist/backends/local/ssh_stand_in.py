@@ -27,40 +27,12 @@ import shutil
 import sys
 from collections.abc import Mapping
 
+if __package__:
+    from .ssh_arguments import split_ssh_arguments
+else:  # run as a script with -S (no site-packages): this folder is on sys.path
+    from ssh_arguments import split_ssh_arguments
+
 HOSTS_VARIABLE = "SMDIST_LOCAL_HOSTS"
-# ssh options that take a value (OpenSSH 9).
-_WITH_VALUE = set("BbcDEeFIiJLlmOoPpQRSWw")
-
-
-def _skip_options(argv: list[str], index: int) -> int:
-    """Index of the first word at or after ``index`` that is not an ssh option."""
-    while index < len(argv):
-        token = argv[index]
-        if token == "--":
-            return index + 1
-        if not token.startswith("-") or token == "-":
-            return index
-        letters = token[1:]
-        for position, letter in enumerate(letters):
-            if letter in _WITH_VALUE:
-                if position == len(letters) - 1:
-                    index += 1  # the value is the next word
-                break
-        index += 1
-    return index
-
-
-def split_ssh_arguments(argv: list[str]) -> tuple[str, list[str]]:
-    """(destination host, remote command words) from ssh's command line.
-
-    Like OpenSSH, options are accepted after the destination too (some launchers put
-    ``-o ConnectTimeout=...`` there).
-    """
-    index = _skip_options(argv, 0)
-    if index >= len(argv):
-        raise SystemExit("ssh stand-in: no destination host given")
-    destination = argv[index].rpartition("@")[2]
-    return destination, argv[_skip_options(argv, index + 1) :]
 
 
 def _real_ssh() -> str | None:

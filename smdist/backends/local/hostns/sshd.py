@@ -26,13 +26,16 @@ import threading
 import time
 from pathlib import Path
 
+if __package__:
+    from ..ssh_arguments import split_ssh_arguments
+else:  # run by the ``ssh`` client without site-packages: local/ is on sys.path
+    from ssh_arguments import split_ssh_arguments
+
 SESSIONS_SOCKET = "sshd.sock"  # in the run folder, beside the hosts' state folders
 ETC_ENVIRONMENT = "etc-environment"
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 HOST_START_TIMEOUT = 60.0  # seconds a session waits for its host to be ready
 SESSION_END_GRACE = 5.0  # seconds between SIGTERM and SIGKILL for a dropped session
-# ssh options that take a value (OpenSSH's getopt string).
-OPTIONS_WITH_VALUE = set("bceilmopBDEFIJLOQRSwW")
 
 
 def etc_environment(text: str) -> dict[str, str]:
@@ -153,26 +156,10 @@ def _end_session(process: subprocess.Popen) -> None:
 
 
 # ---- the client: ``ssh`` on every host's PATH ----------------------------------------------
-def split_arguments(arguments: list[str]) -> tuple[str, list[str]]:
-    """(host, remote command words) from an ssh command line."""
-    index = 0
-    while index < len(arguments) and arguments[index].startswith("-"):
-        option = arguments[index]
-        index += 1
-        if option == "--":
-            break
-        # "-p 22" takes the next word; "-p22" / "-oX=y" carry their value; "-xT" are flags.
-        if len(option) == 2 and option[1] in OPTIONS_WITH_VALUE:
-            index += 1
-    if index >= len(arguments):
-        raise SystemExit("ssh: no host given")
-    return arguments[index].rpartition("@")[2], arguments[index + 1 :]
-
-
 def main(arguments: list[str], run: str) -> int:
     """``ssh [options] host command...`` on the hosts under ``run``: the remote words joined by
     spaces, as ssh does, run on ``host``; returns the command's exit status."""
-    host, words = split_arguments(arguments)
+    host, words = split_ssh_arguments(arguments)
     if not words:
         print("ssh: interactive sessions are not emulated", file=sys.stderr)
         return 255
@@ -208,7 +195,7 @@ def write_client(tools: Path, run: Path) -> Path:
     path.write_text(
         f"#!{sys.executable} -SE\n"
         "import sys\n"
-        f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        f"sys.path[:0] = [{str(Path(__file__).parent)!r}, {str(Path(__file__).parents[1])!r}]\n"
         "import sshd\n"
         f"sys.exit(sshd.main(sys.argv[1:], {str(run)!r}))\n"
     )
