@@ -13,6 +13,7 @@ INSTANCE_LIBRARIES = frozenset({"smddp", "smp_v1", "smp_v2", "nccl", "neuron"})
 # the ones smdist's requests know how to leave out.
 REFUSABLE_REQUEST_FIELDS = frozenset({"VolumeSizeInGB"})
 ACCELERATOR_KINDS = frozenset({"gpu", "cpu", "trainium", "inferentia"})
+INSTANCE_STORAGE_KINDS = frozenset({"nvme", "ebs"})
 
 INSTANCES_FILE = "instances.yaml"
 _INSTANCE_KEYS = frozenset(
@@ -37,6 +38,7 @@ _INSTANCE_KEYS = frozenset(
         "retired",
         "training",
         "refused_request_fields",
+        "instance_storage",
         "note",
     }
 )
@@ -60,6 +62,8 @@ class InstanceInfo:
     ``fabric`` is what collectives use of it. ``refused_request_fields`` names the
     CreateTrainingJob fields SageMaker refuses for it (``VolumeSizeInGB`` on instance types
     with only instance storage), which no request smdist renders carries.
+    ``instance_storage`` is ``"nvme"`` where SageMaker trains on the instance's NVMe storage
+    and attaches no EBS volume, ``"ebs"`` where it attaches one, None where not stated.
     """
 
     instance_type: str
@@ -83,6 +87,7 @@ class InstanceInfo:
     tf32: bool
     note: str | None
     refused_request_fields: frozenset[str] = frozenset()
+    instance_storage: str | None = None
 
     @property
     def fabric(self) -> tuple[bool, bool]:
@@ -185,6 +190,11 @@ def build_instance(
         f"{where}: refused_request_fields {sorted(refused - REFUSABLE_REQUEST_FIELDS)} are not "
         f"among {sorted(REFUSABLE_REQUEST_FIELDS)}.",
     )
+    storage = values.get("instance_storage")
+    require(
+        storage is None or storage in INSTANCE_STORAGE_KINDS,
+        f"{where}: instance_storage {storage!r} is not among {sorted(INSTANCE_STORAGE_KINDS)}.",
+    )
     price = values.get("price_per_hour")
     gpu_memory = values.get("gpu_memory_gib")
     return InstanceInfo(
@@ -209,4 +219,5 @@ def build_instance(
         tf32=tf32,
         note=values.get("note"),
         refused_request_fields=refused,
+        instance_storage=storage,
     )

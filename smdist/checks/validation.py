@@ -31,6 +31,7 @@ from smdist.checks.hyperparameters import check_hyperparameters, effective_frame
 from smdist.checks.tuning import check_metric_definitions, check_tuning
 from smdist.checks.v3_names import unexportable_name_problems
 from smdist.checks.values import nul_problems
+from smdist.checks.volume_encryption import check_volume_encryption
 from smdist.errors import Problem, SpecError
 from smdist.spec.api_shapes import HYPERPARAMETER_NAME
 from smdist.spec.job import JobSpec
@@ -51,6 +52,7 @@ def check_spec(spec: JobSpec, toolkit: dict[str, Any] | None = None) -> list[Pro
         spec.cluster, spec.code.framework_version, dict(spec.hyperparameters)
     )
     problems += _check_instance(spec)
+    problems += check_volume_encryption(spec)
     problems += check_hyperparameters(spec, toolkit)
     problems += check_environment(spec)
     problems += _check_spot_and_pools(spec)
