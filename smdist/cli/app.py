@@ -26,6 +26,7 @@ from smdist.cli import local as cli_local
 from smdist.cli import options as opt
 from smdist.cli import sagemaker_jobs, terminal
 from smdist.cli import tuning as cli_tuning
+from smdist.cli.init_file import init_command
 from smdist.cli.job_files import load_plan
 from smdist.cli.sagemaker_jobs import SUBMIT_BACKENDS as SUBMIT_BACKENDS
 from smdist.exit_codes import EXIT_INVALID, EXIT_OK, debug_requested, report
@@ -166,6 +167,7 @@ def run(
 
 
 app.command("tune")(cli_tuning.tune_command)
+app.command("init")(init_command)
 
 
 # ---- SageMaker jobs: submit, status, logs, stop --------------------------------------------------
