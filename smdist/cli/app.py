@@ -35,7 +35,7 @@ app = cli_help.Typer(  # flags show as flags in --help, not as "<bool>"
     name="smdist",
     help="Typed, pre-checked distributed training on Amazon SageMaker.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # smdist --install-completion / --show-completion SHELL
     pretty_exceptions_enable=False,
 )
 

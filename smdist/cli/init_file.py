@@ -21,9 +21,17 @@ from smdist.errors import OPTION, Problem, SpecError
 COMMENT_COLUMN = 36  # comments line up here, past the longest "  name: value"
 WIDTH = 100  # a comment that would run past it goes on its own line, above its field
 
+
+def _strategies(incomplete: str) -> list[str]:
+    """What the shell completes STRATEGY with (``smdist --install-completion``)."""
+    return [name for name in STARTERS if name.startswith(incomplete)]
+
+
 StrategyArgument = Annotated[
     str,
-    typer.Argument(help=f"one of: {', '.join(STARTERS)}", show_default=False),
+    typer.Argument(
+        help=f"one of: {', '.join(STARTERS)}", show_default=False, autocompletion=_strategies
+    ),
 ]
 FileArgument = Annotated[
     Path | None,
