@@ -30,6 +30,7 @@ from smdist.cli.init_file import init_command
 from smdist.cli.job_files import load_plan
 from smdist.cli.sagemaker_jobs import SUBMIT_BACKENDS as SUBMIT_BACKENDS
 from smdist.exit_codes import EXIT_INVALID, EXIT_OK, debug_requested, report
+from smdist.planning.cost_text import job_cost_line
 
 app = cli_help.Typer(  # flags show as flags in --help, not as "<bool>"
     name="smdist",
@@ -195,6 +196,8 @@ def submit(
         console.print(
             f"warning: {warning}", style="yellow", highlight=False, markup=False, soft_wrap=True
         )
+    if backend == "sagemaker":  # local mode runs on this machine: no instance is paid for
+        terminal.plain(console, job_cost_line(plan))
     options = sagemaker_jobs.launch_options(backend, bucket, role, region, poll, shm_size)
     if dry_run:
         sagemaker_jobs.show_dry_run(plan, console, bucket=bucket, role=role, region=region)
