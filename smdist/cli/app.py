@@ -28,6 +28,7 @@ from smdist.cli import sagemaker_jobs, terminal
 from smdist.cli import tuning as cli_tuning
 from smdist.cli.init_file import init_command
 from smdist.cli.job_files import load_plan
+from smdist.cli.run_status import LiveStatus, QuietFlag
 from smdist.cli.sagemaker_jobs import SUBMIT_BACKENDS as SUBMIT_BACKENDS
 from smdist.exit_codes import EXIT_INVALID, EXIT_OK, debug_requested, report
 from smdist.planning.cost_text import job_cost_line
@@ -130,6 +131,7 @@ def run(
     root: opt.RunRootOption = LOCAL_ROOT,
     fresh: opt.FreshFlag = False,
     namespaces: opt.NamespacesFlag = None,
+    quiet: QuietFlag = False,
 ) -> None:
     """Run the job on this machine as SageMaker would run it: emulated hosts, no Docker.
 
@@ -144,6 +146,7 @@ def run(
 
     # A SpecError or PrepareError here is reported by main(): exit 2, nothing started.
     plan = make_plan(cli_local.local_spec(job_file, assignments or []))
+    live = LiveStatus(quiet)  # a status line below the log, on a terminal only
     job = launch(
         plan,
         hosts=hosts,
@@ -155,10 +158,12 @@ def run(
         root=root,
         fresh=fresh,
         namespaces=namespaces,
+        console=live.console,
     )
     previous = signal.signal(signal.SIGTERM, lambda signum, frame: job.stop())
     try:
-        status = job.wait(logs=True)
+        with live.showing():
+            status = job.wait(logs=True)
     except KeyboardInterrupt:
         status = job.status if job.status.finished else JobStatus.STOPPED
     finally:
