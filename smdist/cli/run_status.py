@@ -13,7 +13,7 @@ import contextlib
 import os
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Annotated, Any
 
 import typer
@@ -71,7 +71,7 @@ def _formatted(value: str, spec: str) -> str:
 class LiveStatus:
     """``console`` for the job's log (None: the backend's own), ``showing()`` around the wait."""
 
-    def __init__(self, quiet: bool, environ: dict[str, str] | None = None) -> None:
+    def __init__(self, quiet: bool, environ: Mapping[str, str] | None = None) -> None:
         self.status = RunStatus()
         self.console: Any = None  # what the job's log is printed on; None: not shown live
         self.live_console: Any = None
