@@ -6,6 +6,7 @@ Made from the same plan as ``fit``: every trial is the job ``fit`` would run (lo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from smdist.checks.disk import check_paths
@@ -20,6 +21,7 @@ def tune(
     backend: str = "local",
     wait: bool = True,
     options: dict[str, Any] | None = None,
+    progress: bool | Callable[[str], None] = True,
     **fields: Any,
 ) -> Any:
     """Run the search of a job with a ``tuning:`` section: ``tune("job.yaml")``,
@@ -30,6 +32,11 @@ def tune(
     ``processes_per_host``, ``parallel``, ``fresh``, ``root``. ``backend="sagemaker"`` sends a
     tuning job and returns its ``TuningJob`` handle (``wait`` first, by default; ``.result()``
     gives the same ``TuningResult``); ``options``: ``bucket``, ``role``, ``region``.
+
+    ``progress``: while the search runs, a line for each trial that ends (trial k of n, its
+    objective or why it failed, the best so far; SageMaker: the search's counts as they
+    change), printed on stdout so that a notebook shows it; a callable gets the lines instead;
+    ``False`` shows nothing.
     """
     if backend not in BACKENDS:
         raise SpecError(
@@ -38,16 +45,43 @@ def tune(
     plan = _tuning_plan(spec, fields)
     if backend == "local":
         # lazy: the local backend and Optuna, for a local search only
-        from smdist.backends.local.tuning import tune_locally
+        from smdist.backends.local.tuning import trial_budget, tune_locally
+        from smdist.backends.tuning_progress import TrialLines
 
-        return tune_locally(plan, **(options or {}))
+        local = dict(options or {})
+        callbacks = [local.pop("on_trial", None)]  # a caller's own, called as well
+        write = _writer(progress)
+        if write is not None:
+            callbacks.append(TrialLines(write, trial_budget(plan.spec.tuning)))
+        return tune_locally(plan, on_trial=_each([c for c in callbacks if c]), **local)
     # lazy: the SageMaker backend, for a SageMaker tuning job only
     from smdist.backends.sagemaker.tuning import launch
 
     job = launch(plan, **(options or {}))
     if wait:
-        job.wait()
+        write = _writer(progress)
+        job.wait(echo=write or (lambda line: None))
     return job
+
+
+def _each(callbacks: list[Callable[[Any], None]]) -> Callable[[Any], None] | None:
+    if not callbacks:
+        return None
+
+    def call(result: Any) -> None:
+        for callback in callbacks:
+            callback(result)
+
+    return call
+
+
+def _writer(progress: bool | Callable[[str], None]) -> Callable[[str], None] | None:
+    """Where progress lines go: stdout (a notebook shows it under the cell), a callable, none."""
+    if callable(progress):
+        return progress
+    if progress:
+        return lambda line: print(line, flush=True)
+    return None
 
 
 def _tuning_plan(spec: Any, fields: dict[str, Any]) -> Any:

@@ -26,15 +26,18 @@ from smdist.cli import local as cli_local
 from smdist.cli import options as opt
 from smdist.cli import sagemaker_jobs, terminal
 from smdist.cli import tuning as cli_tuning
+from smdist.cli.init_file import init_command
 from smdist.cli.job_files import load_plan
+from smdist.cli.run_status import LiveStatus, QuietFlag
 from smdist.cli.sagemaker_jobs import SUBMIT_BACKENDS as SUBMIT_BACKENDS
 from smdist.exit_codes import EXIT_INVALID, EXIT_OK, debug_requested, report
+from smdist.planning.cost_text import job_cost_line
 
 app = cli_help.Typer(  # flags show as flags in --help, not as "<bool>"
     name="smdist",
     help="Typed, pre-checked distributed training on Amazon SageMaker.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # smdist --install-completion / --show-completion SHELL
     pretty_exceptions_enable=False,
 )
 
@@ -128,6 +131,7 @@ def run(
     root: opt.RunRootOption = LOCAL_ROOT,
     fresh: opt.FreshFlag = False,
     namespaces: opt.NamespacesFlag = None,
+    quiet: QuietFlag = False,
 ) -> None:
     """Run the job on this machine as SageMaker would run it: emulated hosts, no Docker.
 
@@ -142,6 +146,7 @@ def run(
 
     # A SpecError or PrepareError here is reported by main(): exit 2, nothing started.
     plan = make_plan(cli_local.local_spec(job_file, assignments or []))
+    live = LiveStatus(quiet)  # a status line below the log, on a terminal only
     job = launch(
         plan,
         hosts=hosts,
@@ -153,10 +158,12 @@ def run(
         root=root,
         fresh=fresh,
         namespaces=namespaces,
+        console=live.console,
     )
     previous = signal.signal(signal.SIGTERM, lambda signum, frame: job.stop())
     try:
-        status = job.wait(logs=True)
+        with live.showing():
+            status = job.wait(logs=True)
     except KeyboardInterrupt:
         status = job.status if job.status.finished else JobStatus.STOPPED
     finally:
@@ -166,6 +173,7 @@ def run(
 
 
 app.command("tune")(cli_tuning.tune_command)
+app.command("init")(init_command)
 
 
 # ---- SageMaker jobs: submit, status, logs, stop --------------------------------------------------
@@ -193,6 +201,8 @@ def submit(
         console.print(
             f"warning: {warning}", style="yellow", highlight=False, markup=False, soft_wrap=True
         )
+    if backend == "sagemaker":  # local mode runs on this machine: no instance is paid for
+        terminal.plain(console, job_cost_line(plan))
     options = sagemaker_jobs.launch_options(backend, bucket, role, region, poll, shm_size)
     if dry_run:
         sagemaker_jobs.show_dry_run(plan, console, bucket=bucket, role=role, region=region)

@@ -24,6 +24,7 @@ from smdist.cli import terminal
 from smdist.cli.job_files import load_plan
 from smdist.cli.local import LOCAL_ROOT
 from smdist.errors import OPTION, Problem, SpecError
+from smdist.planning.cost_text import search_cost_line
 
 TuneWaitFlag = Annotated[
     bool,
@@ -87,6 +88,7 @@ def tune_command(
         terminal.plain(console, f"warning: {warning}")
     if local:
         raise typer.Exit(_tune_locally(plan, console, root, parallel, hosts, fresh))
+    terminal.plain(console, search_cost_line(plan, plan.spec.tuning))  # before anything is sent
     if dry_run:
         _show_dry_run(plan, console, bucket=bucket, role=role, region=region)
         return

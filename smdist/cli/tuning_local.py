@@ -1,9 +1,12 @@
 """``smdist tune JOB_FILE --local``: the search on this machine, shown as a table that follows it.
 
 The trials' own logs are not printed (several run at once, and each is in its job directory:
-``smdist logs <trial name>``); the table shows each trial's values, objective and status, the
-best one highlighted, and is redrawn whenever a trial starts or ends; why a trial failed (its
-job's failure, or a metric regex that matched no line of its log) follows it. The exit code
+``smdist logs <trial name>``). While the search runs, stderr shows its progress: on a terminal
+a table of each trial's values, objective and status, redrawn whenever a trial starts or ends;
+elsewhere one line per trial that ended. What it found (the final table, the best trial's name,
+objective, values and model) goes to stdout, as ``smdist tune --wait`` prints a SageMaker
+search's, so that CI can capture it; why a trial failed (its job's failure, or a metric regex
+that matched no line of its log) goes to stderr. The exit code
 says whether the search gave something to use: 0 when it ran to its end with at least one
 completed trial, 1 when it was interrupted (Ctrl-C, SIGTERM; running it again resumes) or no
 trial completed.
@@ -11,10 +14,11 @@ trial completed.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from smdist.backends.tuning_progress import TrialLines
+from smdist.backends.tuning_progress import number as _number
 from smdist.backends.tuning_results import FINISHED
 from smdist.cli.terminal import plain
 
@@ -29,14 +33,6 @@ _STATUS_STYLES = {
     "Stopped": "yellow",
     "Pruned": "dim",
 }
-
-
-def _number(value: Any) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value:.6g}" if math.isfinite(value) or math.isnan(value) else str(value)
-    return str(value)
 
 
 def trial_table(result: TuningResult) -> Any:
@@ -96,17 +92,22 @@ def run(
     parallel: int | None = None,
     hosts: int | None = None,
     fresh: bool = False,
+    out: Any = None,
 ) -> int:
-    """Run the plan's search locally, showing its trials on ``console``; returns the exit code.
+    """Run the plan's search locally, its progress on ``console`` (stderr) and what it found
+    on ``out`` (default: a console on stdout); returns the exit code.
 
-    On a terminal the table is redrawn in place; elsewhere (a CI log) each trial's end is one
-    line, and the table is printed once at the end.
+    On a terminal the table is redrawn in place, then left for stdout's; elsewhere (a CI log)
+    each trial's end is one line.
     """
     import warnings
 
-    # lazy: the local backend and Optuna, for --local only
-    from smdist.backends.local.tuning import local_notes, tune_locally
+    from rich.console import Console
 
+    # lazy: the local backend and Optuna, for --local only
+    from smdist.backends.local.tuning import local_notes, trial_budget, tune_locally
+
+    out = out if out is not None else Console()
     for note in local_notes(plan.spec.tuning):
         console.print(f"warning: {note}", style="yellow", highlight=False, markup=False)
     warnings.filterwarnings("ignore", category=UserWarning, module=r"smdist\.")  # shown above
@@ -114,39 +115,22 @@ def run(
     if console.is_terminal:
         from rich.live import Live
 
-        with Live(console=console, auto_refresh=False) as live:
+        # transient: the last table is stdout's, printed once below
+        with Live(console=console, auto_refresh=False, transient=True) as live:
 
             def redraw(result: TuningResult) -> None:
                 live.update(trial_table(result), refresh=True)
 
             result = tune_locally(plan, on_trial=redraw, **options)
-            redraw(result)
-        for line in reason_lines(result):
+        for line in reason_lines(result):  # the lines below say it where there is no table
             plain(console, line)
     else:
-        result = tune_locally(plan, on_trial=_EndLines(console), **options)
-        console.print(trial_table(result))
+        lines = TrialLines(lambda line: plain(console, line), trial_budget(plan.spec.tuning))
+        result = tune_locally(plan, on_trial=lines, **options)
+    out.print(trial_table(result))
     for line in best_lines(result):
-        plain(console, line)
+        plain(out, line)
     if result.status != "Completed":
         plain(console, "interrupted: run the same command again to resume the search")
         return 1
     return 0 if result.best is not None else 1
-
-
-class _EndLines:
-    """``on_trial`` for a console that is no terminal: one line per trial that ended."""
-
-    def __init__(self, console: Any) -> None:
-        self.console = console
-        self.seen: set[int] = set()
-
-    def __call__(self, result: TuningResult) -> None:
-        for trial in result.trials:
-            if trial.status in FINISHED and trial.number not in self.seen:
-                self.seen.add(trial.number)
-                line = (
-                    f"trial {trial.number} ({trial.name}): {trial.status}, "
-                    f"{result.objective_metric}={_number(trial.objective)}"
-                )
-                plain(self.console, f"{line}: {trial.reason}" if trial.reason else line)

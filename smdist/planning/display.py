@@ -6,6 +6,8 @@ import html
 import json
 from typing import TYPE_CHECKING, Any
 
+from smdist.planning.cost_text import money as _money
+
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
@@ -25,10 +27,6 @@ PALETTE = (
     "#bab0ac",
 )
 MAX_DRAWN_HOSTS = 16
-
-
-def _money(value: float | None) -> str:
-    return "unknown" if value is None else f"${value:,.2f}"
 
 
 def summary_rows(plan: Plan) -> list[tuple[str, str]]:

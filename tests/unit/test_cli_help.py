@@ -15,6 +15,7 @@ COMMANDS = [
     "run",
     "submit",
     "tune",
+    "init",
     "status",
     "logs",
     "stop",

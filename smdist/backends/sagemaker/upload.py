@@ -8,11 +8,13 @@ uploaded. Both SDK lines hand the container that tarball.
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from smdist.backends.sagemaker import request as request_
+from smdist.backends.sagemaker.upload_progress import each, upload_bar
 from smdist.packaging import bundle as packaging
 
 
@@ -31,8 +33,12 @@ def upload_source(
     bucket: str,
     entries: list[tuple[Path, str]],
     kms_key: str | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> SourceUpload:
-    """Put the bundle at its content-addressed key unless an object is already there."""
+    """Put the bundle at its content-addressed key unless an object is already there.
+
+    While it uploads, a bar shows on stderr where that is a terminal, and ``progress`` (if
+    given) is called with the bytes sent since its last call."""
     from botocore.exceptions import ClientError
 
     digest = packaging.content_digest(entries)
@@ -56,5 +62,6 @@ def upload_source(
         tarball = Path(tmp) / request_.TARBALL
         packaging.write_tarball(entries, tarball)
         size = tarball.stat().st_size
-        s3.upload_file(str(tarball), bucket, key, ExtraArgs=extra)
+        with upload_bar(size, f"uploading code ({len(files)} files)") as bar:
+            s3.upload_file(str(tarball), bucket, key, ExtraArgs=extra, Callback=each(bar, progress))
     return SourceUpload(uri, digest, size, files)

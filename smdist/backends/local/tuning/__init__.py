@@ -51,6 +51,15 @@ def _require_optuna() -> None:
         ) from None
 
 
+def trial_budget(tuning: Tuning) -> int:
+    """How many trials the search runs in all (for its progress: trial k of n)."""
+    _require_optuna()
+    # lazy: it imports Optuna, which is optional (checked just above)
+    from smdist.backends.local.tuning import space
+
+    return space.trial_budget(tuning)
+
+
 def tune_locally(
     plan: Plan,
     *,
@@ -117,4 +126,4 @@ def tune_locally(
         return search.run()
 
 
-__all__ = ["local_notes", "tune_locally"]
+__all__ = ["local_notes", "trial_budget", "tune_locally"]
