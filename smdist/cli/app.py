@@ -118,6 +118,7 @@ _assignment = cli_local._assignment  # --set name=value (its tests import it fro
 def run(
     job_file: opt.JobFile,
     local: opt.LocalFlag = True,  # accepted and ignored: run is always local
+    backend: opt.RunBackendOption = "local",
     hosts: opt.HostsOption = None,
     processes_per_host: opt.ProcessesPerHostOption = None,
     assignments: opt.AssignmentsOption = None,
@@ -141,6 +142,7 @@ def run(
     from smdist.planning.plan import plan as make_plan
 
     # A SpecError or PrepareError here is reported by main(): exit 2, nothing started.
+    cli_local.check_run_backend(backend)
     plan = make_plan(cli_local.local_spec(job_file, assignments or []))
     job = launch(
         plan,

@@ -68,6 +68,26 @@ def _assignment(text: str) -> tuple[str, object]:
     return name.strip(), value
 
 
+def check_run_backend(backend: str) -> None:
+    """``run`` runs on this machine only; a SageMaker backend is ``submit``'s (option error)."""
+    if backend == "local":
+        return
+    where = {"sagemaker": "on SageMaker", "sagemaker-local": "in SageMaker local mode (Docker)"}
+    said = f"to run it {where[backend]}" if backend in where else "for SageMaker's backends"
+    raise SpecError(
+        [
+            Problem(
+                "--backend",
+                f"run is always local (emulated hosts, no Docker); {said}, use "
+                f"`smdist submit FILE --backend {backend if backend in where else 'sagemaker'}`",
+                backend,
+                "local",
+            )
+        ],
+        OPTION,
+    )
+
+
 def local_spec(path: Path, assignments: list[str]):
     """The job file with ``--set`` overrides of its hyperparameters."""
     # lazy: the job models, for the commands that read a job file

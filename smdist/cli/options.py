@@ -16,6 +16,11 @@ RegionOption = Annotated[str | None, typer.Option(help="AWS region (default: AWS
 PollOption = Annotated[float, typer.Option(help="seconds between status polls", hidden=True)]
 
 # ---- run -----------------------------------------------------------------------------------
+# run is always local; --backend is accepted so that `--backend local` reads as it does for
+# status, logs and stop, and any other value is pointed to `smdist submit` (cli.local).
+RunBackendOption = Annotated[
+    str, typer.Option("--backend", help="local: emulated hosts here (SageMaker: smdist submit)")
+]
 # Accepted and ignored: run is always local. Hidden, but kept so that scripts and CI jobs
 # written when --help still listed it keep working (README: "Running locally").
 LocalFlag = Annotated[bool, typer.Option("--local", hidden=True)]
