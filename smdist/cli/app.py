@@ -23,8 +23,8 @@ import typer
 from smdist.backends.base import JobStatus
 from smdist.cli import help as cli_help
 from smdist.cli import local as cli_local
+from smdist.cli import local_names, sagemaker_jobs, terminal
 from smdist.cli import options as opt
-from smdist.cli import sagemaker_jobs, terminal
 from smdist.cli import tuning as cli_tuning
 from smdist.cli.job_files import load_plan
 from smdist.cli.sagemaker_jobs import SUBMIT_BACKENDS as SUBMIT_BACKENDS
@@ -218,10 +218,14 @@ def status(
     root: RootOption = LOCAL_ROOT,
 ) -> None:
     """Show a job's status (local or SageMaker): exit 0 running or completed, 1 failed/stopped."""
-    local = cli_local.find_job(job_name, backend, root)
+    local = local_names.find(job_name, backend, root)
+    if isinstance(local, local_names.LocalStudy):
+        raise typer.Exit(local_names.show_study_status(local, as_json))
     if local is not None:
         raise typer.Exit(cli_local.show_status(local, as_json))
-    job = sagemaker_jobs.attach(job_name, region, 10.0)
+    job = local_names.on_sagemaker(
+        job_name, backend, root, region, lambda: sagemaker_jobs.attach(job_name, region, 10.0)
+    )
     raise typer.Exit(sagemaker_jobs.show_status(job, as_json))
 
 
@@ -236,10 +240,18 @@ def logs(
     training_job: sagemaker_jobs.TrainingJobOption = None,
 ) -> None:
     """Print a job's logs (local, or SageMaker's CloudWatch), each line prefixed with its host."""
-    local = cli_local.find_job(job_name, backend, root)
+    local = local_names.find(job_name, backend, root)
+    if isinstance(local, local_names.LocalStudy):
+        local = local_names.trial_dir(local, root, training_job, terminal.stderr())
     if local is not None:
         raise typer.Exit(cli_local.show_logs(local, follow))
-    job = sagemaker_jobs.log_source(job_name, region, poll, training_job)
+    job = local_names.on_sagemaker(
+        job_name,
+        backend,
+        root,
+        region,
+        lambda: sagemaker_jobs.log_source(job_name, region, poll, training_job),
+    )
     for line in job.logs(follow=follow):
         typer.echo(line)
     if follow:
@@ -256,17 +268,31 @@ def stop(
     root: RootOption = LOCAL_ROOT,
 ) -> None:
     """Stop a job: SIGTERM, then SIGKILL after the grace period (SageMaker: 120 s)."""
-    local = cli_local.find_job(job_name, backend, root)
+    local = local_names.find(job_name, backend, root)
+    if isinstance(local, local_names.LocalStudy):
+        local_names.stop_study(local, terminal.stderr())
+        return
     if local is not None:
         cli_local.stop(
             local, terminal.stderr(), wait=wait, poll=poll, report_end=terminal.report_end
         )
         return
-    job = sagemaker_jobs.attach(job_name, region, poll)
+    job = local_names.on_sagemaker(
+        job_name, backend, root, region, lambda: sagemaker_jobs.attach(job_name, region, poll)
+    )
     job.stop()
     terminal.plain(terminal.stderr(), f"{job.name}: stop requested")
     if wait:
         terminal.report_end(job, job.wait())
+
+
+@app.command()
+def jobs(root: RootOption = LOCAL_ROOT, as_json: opt.JobsJsonFlag = False) -> None:
+    """List the local jobs and studies under --root, newest first (exit 0)."""
+    # lazy: the listing, for this command only
+    from smdist.cli.job_list import list_jobs
+
+    raise typer.Exit(list_jobs(root, as_json))
 
 
 def main(argv: list[str] | None = None) -> int:

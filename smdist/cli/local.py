@@ -37,8 +37,8 @@ BACKENDS = ("auto", "local", "sagemaker")
 BackendOption = Annotated[
     str,
     typer.Option(
-        help="auto: the local job of that name under --root (or at that path) if there is one, "
-        "else the SageMaker job; local; sagemaker"
+        help="auto: the local job or study of that name under --root (or the job at that "
+        "path) if there is one, else the SageMaker job; local; sagemaker"
     ),
 ]
 RootOption = Annotated[Path, typer.Option(help="where local jobs are kept (smdist run --root)")]
@@ -134,12 +134,17 @@ _NOT_OPTIONS = frozenset(
 
 
 # ---- status, logs, stop of a local job -------------------------------------------------------
-def find_job(name: str, backend: str, root: Path) -> Path | None:
-    """The local job directory ``name`` stands for; None: a SageMaker job (``--backend``)."""
+def check_backend(backend: str) -> None:
+    """An option error unless ``backend`` is one of status, logs and stop's."""
     if backend not in BACKENDS:
         raise SpecError(
             [Problem("--backend", "unknown backend", backend, ", ".join(BACKENDS))], OPTION
         )
+
+
+def find_job(name: str, backend: str, root: Path) -> Path | None:
+    """The local job directory ``name`` stands for; None: a SageMaker job (``--backend``)."""
+    check_backend(backend)
     if backend == "sagemaker":
         return None
     places = [root / "jobs" / name]

@@ -112,6 +112,7 @@ HostsCountOption = Annotated[
     int, typer.Option(min=2, help="with --hosts: hosts shown, the first ones and the last")
 ]
 FamilyOption = Annotated[str | None, typer.Option(help="only this family, e.g. p4d")]
+JobsJsonFlag = Annotated[bool, typer.Option("--json", help="print the list as JSON")]
 DescribeJsonFlag = Annotated[bool, typer.Option("--json", help="print DescribeTrainingJob")]
 FollowFlag = Annotated[bool, typer.Option("--follow", "-f", help="until the job ends")]
 StopWaitFlag = Annotated[bool, typer.Option("--wait", help="wait until it has stopped")]
