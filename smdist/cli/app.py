@@ -56,13 +56,15 @@ def plan_command(
     """Check a job and show exactly what SageMaker would run (--hosts: on each host)."""
     plan = load_plan(job_file, submittable=True)
     if hosts:
-        # lazy: the host builder, for --hosts only
+        # lazy: the host builder, and the installed SDK line's container, for --hosts only
+        from smdist.backends.sagemaker.rendering import host_line
         from smdist.planning import host_view
 
+        line = host_line(plan)
         if as_json:
-            typer.echo(json.dumps(host_view.hosts_document(plan, hosts_count), indent=2))
+            typer.echo(json.dumps(host_view.hosts_document(plan, hosts_count, line), indent=2))
         else:
-            typer.echo("\n".join(host_view.hosts_text(plan, hosts_count)))
+            typer.echo("\n".join(host_view.hosts_text(plan, hosts_count, line)))
         return
     # lazy: the SageMaker backend's modules (pydantic models), never for --help
     from smdist.backends.sagemaker.rendering import sdk_rendering
