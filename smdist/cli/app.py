@@ -272,7 +272,7 @@ def stop(
     """Stop a job: SIGTERM, then SIGKILL after the grace period (SageMaker: 120 s)."""
     local = local_names.find(job_name, backend, root)
     if isinstance(local, local_names.LocalStudy):
-        local_names.stop_study(local, terminal.stderr())
+        local_names.stop_study(local, terminal.stderr(), wait=wait, poll=poll)
         return
     if local is not None:
         cli_local.stop(

@@ -11,6 +11,7 @@ the message says both where it looked here and why SageMaker was not asked.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -23,6 +24,7 @@ from smdist.backends.local_studies import (
     is_study,
     list_studies,
     read_study,
+    search_holder,
     stop_search,
     studies_dir,
 )
@@ -160,9 +162,14 @@ def trial_dir(study: LocalStudy, root: Path, wanted: str | None, console: Any) -
     return found
 
 
-def stop_study(study: LocalStudy, console: Any) -> None:
-    if stop_search(study):
-        said = f"stop requested (SIGTERM to its search, pid {study.holder})"
-    else:
-        said = f"already {study.status}; nothing to stop"
-    plain(console, f"{study.name}: {said}")
+def stop_study(study: LocalStudy, console: Any, *, wait: bool, poll: float) -> None:
+    """Stop the study's running search; with ``wait``, until it has ended (its status said)."""
+    if not stop_search(study):
+        plain(console, f"{study.name}: already {study.status}; nothing to stop")
+        return
+    plain(console, f"{study.name}: stop requested (SIGTERM to its search, pid {study.holder})")
+    if wait:
+        while search_holder(study.directory) is not None:
+            time.sleep(min(poll, 1.0))
+        ended = read_study(study.directory)
+        plain(console, f"{ended.name}: {ended.status}; `smdist tune FILE --local` resumes it")

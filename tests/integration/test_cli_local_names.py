@@ -124,11 +124,12 @@ def test_a_running_study_shows_in_progress_and_stop_ends_its_search(tmp_path):
         listed = smdist(tmp_path, "jobs").stdout
         assert any(line.split()[:2] == ["search", "study"] and "InProgress" in line
                    for line in listed.splitlines()), listed  # fmt: skip
-        stopped = smdist(tmp_path, "stop", "search")
+        stopped = smdist(tmp_path, "stop", "search", "--wait")
         assert stopped.returncode == 0
-        assert f"search: stop requested (SIGTERM to its search, pid {process.pid})" in (
-            stopped.stderr
-        )
+        assert stopped.stderr.splitlines() == [
+            f"search: stop requested (SIGTERM to its search, pid {process.pid})",
+            "search: Stopped; `smdist tune FILE --local` resumes it",
+        ]
         assert process.wait(timeout=120) == 1  # an interrupted search: resumable
     finally:
         if process.poll() is None:
