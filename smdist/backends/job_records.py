@@ -67,6 +67,21 @@ class LocalJobRecord:
         return 1 if self.status in ("Failed", "Stopped") else 0
 
     @property
+    def started(self) -> float | None:
+        """When it started (seconds since the epoch); None in a record from before it was kept."""
+        return self.record.get("started")
+
+    @property
+    def ended(self) -> float | None:
+        """When it ended: its final record was written then (None while it runs)."""
+        if not self.finished:
+            return None
+        try:
+            return (self.job_dir / RECORD).stat().st_mtime
+        except OSError:
+            return None
+
+    @property
     def log(self) -> Path:
         return self.job_dir / "logs" / "job.log"
 
@@ -103,6 +118,10 @@ FIELD_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "exit_codes": (
         lambda v: v is None or (isinstance(v, dict) and all(_count(c) for c in v.values())),
         "host -> exit code, or null",
+    ),  # fmt: skip
+    "started": (
+        lambda v: v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)),
+        "seconds since the epoch, or null",
     ),  # fmt: skip
     "supervisor": (
         lambda v: (

@@ -19,6 +19,7 @@ from smdist.errors import Problem
 
 if TYPE_CHECKING:
     from smdist.spec.job import JobSpec
+    from smdist.spec.sections import Code
 
 _SOURCE_DIR = "code.source_dir"
 _ENTRY_POINT = "code.entry_point"
@@ -27,14 +28,7 @@ _SHOWN_SCRIPTS = 10  # scripts listed as valid when the entry point is missing
 
 def check_paths(spec: JobSpec, home: Path | None = None) -> list[Problem]:
     """Every problem with the paths in ``spec``; ``home`` defaults to the user's home."""
-    problems: list[Problem] = []
-    if spec.code.source_dir is None:
-        problems += _ready_entry_point(spec.code.entry_point)
-    else:
-        root, found = _source_dir(spec.code.source_dir, home)
-        problems += found
-        if root is not None:
-            problems += _entry_point_in(root, spec.code.entry_point, spec.entry_point)
+    problems = check_code_paths(spec.code, spec.entry_point, home)
     for channel, source in spec.inputs.items():
         if source.uri.startswith("file://") and not os.path.exists(file_uri_path(source.uri)):
             problems.append(
@@ -47,6 +41,18 @@ def check_paths(spec: JobSpec, home: Path | None = None) -> list[Problem]:
             )
     if spec.output_path and spec.output_path.startswith("file://"):
         problems += _output_path(spec.output_path)
+    return problems
+
+
+def check_code_paths(code: Code, effective: str | None, home: Path | None = None) -> list[Problem]:
+    """The problems of ``code.source_dir`` and the script it must hold: ``effective``, the
+    user's entry point or the strategy's ready one (None: not known, as for a job whose
+    strategy is invalid; then only a given entry point is looked for)."""
+    if code.source_dir is None:
+        return _ready_entry_point(code.entry_point)
+    root, problems = _source_dir(code.source_dir, home)
+    if root is not None and effective is not None:
+        problems += _entry_point_in(root, code.entry_point, effective)
     return problems
 
 

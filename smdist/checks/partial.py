@@ -47,23 +47,25 @@ def _under(path: str, aside: set[str]) -> bool:
     return any(path == gone or path.startswith((gone + ".", gone + "[")) for gone in aside)
 
 
-def problems_of_the_rest(data: Mapping[str, Any], failed: list[Problem]) -> list[Problem]:
-    """The whole-job errors of ``data`` once every value named in ``failed`` is set aside
-    (each then takes its default); none when a required part cannot be set aside."""
+def rest_of(data: Mapping[str, Any], failed: list[Problem]) -> JobSpec | None:
+    """``data`` built as a job once every value named in ``failed`` is set aside (each then
+    takes its default); None when a required part cannot be set aside or the rest is not whole."""
     rest = copy.deepcopy(dict(data))
-    aside = set()
     for problem in failed:
         if not problem.path or not _set_aside(rest, _steps(problem.path)):
-            return []
-        aside.add(problem.path)
+            return None
     rest.setdefault("name", "job")  # the name only labels the job; a bad one was reported
     if not all(key in rest for key in _NEEDED):
-        return []
+        return None
     try:
-        spec = JobSpec.model_validate(rest)
-        found = check_spec(spec)
+        return JobSpec.model_validate(rest)
     except (ValidationError, ValueError, TypeError, KeyError):
-        return []  # the rest is not whole enough to judge; what was reported stands
+        return None  # the rest is not whole enough to judge; what was reported stands
+
+
+def not_reported(found: list[Problem], failed: list[Problem]) -> list[Problem]:
+    """The errors in ``found`` that neither repeat ``failed`` nor concern a value it set aside."""
+    aside = {problem.path for problem in failed}
     reported = {str(problem) for problem in failed}
     return [
         problem
@@ -74,4 +76,16 @@ def problems_of_the_rest(data: Mapping[str, Any], failed: list[Problem]) -> list
     ]
 
 
-__all__ = ["problems_of_the_rest"]
+def problems_of_the_rest(data: Mapping[str, Any], failed: list[Problem]) -> list[Problem]:
+    """The whole-job errors of ``data`` once every value named in ``failed`` is set aside."""
+    spec = rest_of(data, failed)
+    if spec is None:
+        return []
+    try:
+        found = check_spec(spec)
+    except (ValidationError, ValueError, TypeError, KeyError):
+        return []  # the rest is not whole enough to judge; what was reported stands
+    return not_reported(found, failed)
+
+
+__all__ = ["not_reported", "problems_of_the_rest", "rest_of"]

@@ -13,11 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import ValidationError
 
-from smdist.checks.disk import check_paths
-from smdist.checks.partial import problems_of_the_rest
+from smdist.checks.disk import check_code_paths, check_paths
+from smdist.checks.partial import not_reported, problems_of_the_rest, rest_of
+from smdist.checks.validation import check_spec
 from smdist.errors import Problem, SpecError
 from smdist.spec.job import JobSpec
+from smdist.spec.sections import Code
 from smdist.yaml_text import MAX_DOCUMENT_BYTES, StrictYamlError, parse_untrusted
 
 
@@ -54,22 +57,50 @@ def load(path: str | Path) -> JobSpec:
     except yaml.YAMLError as exc:
         text = str(exc).replace('"<unicode string>"', f'"{source}"')
         raise SpecError([Problem(source, f"not valid YAML: {text}")]) from None
-    spec = from_dict(data, source=source)
-    source_dir = spec.code.source_dir
-    if source_dir is not None:
-        # Relative source_dir means relative to the job file, wherever smdist is run from.
-        try:
-            given = Path(source_dir).expanduser()
-            resolved = str(given if given.is_absolute() else (path.parent / given).resolve())
-        except (OSError, RuntimeError, ValueError):  # a NUL, ~unknown-user: reported below
-            resolved = source_dir
-        if resolved != source_dir:
-            code = spec.code.model_copy(update={"source_dir": resolved})
-            spec = spec.model_copy(update={"code": code})
+    try:
+        spec = JobSpec.from_dict(data, source=source)
+    except SpecError as exc:
+        raise SpecError(_every_problem(data, path, exc.problems)) from None
+    spec = spec.model_copy(update={"code": _from_job_file(spec.code, path)})
     problems = check_paths(spec)
     if problems:
+        # A wrong path must not hide the whole-job errors until it is fixed: both at once.
+        problems += not_reported(check_spec(spec), problems)
         raise SpecError(problems)
     return spec
+
+
+def _from_job_file(code: Code, path: Path) -> Code:
+    """``code`` with a relative source_dir made relative to the job file, wherever smdist is
+    run from."""
+    source_dir = code.source_dir
+    if source_dir is None:
+        return code
+    try:
+        given = Path(source_dir).expanduser()
+        resolved = str(given if given.is_absolute() else (path.parent / given).resolve())
+    except (OSError, RuntimeError, ValueError):  # a NUL, ~unknown-user: reported by the check
+        return code
+    return code.model_copy(update={"source_dir": resolved})
+
+
+def _every_problem(data: Any, path: Path, failed: list[Problem]) -> list[Problem]:
+    """``failed`` (what the fields' own checks found), with the whole-job errors and the path
+    errors of what did validate: a missing entry point is reported with a typo elsewhere."""
+    problems = list(failed)
+    if not isinstance(data, Mapping):
+        return problems
+    problems += problems_of_the_rest(data, failed)
+    rest = rest_of(data, failed)
+    if rest is not None:
+        found = check_paths(rest.model_copy(update={"code": _from_job_file(rest.code, path)}))
+    else:  # no whole job to build (e.g. an unknown strategy): the code section on its own
+        try:
+            code = Code.model_validate(data.get("code") or {})
+        except (ValidationError, ValueError, TypeError):
+            return problems
+        found = check_code_paths(_from_job_file(code, path), code.entry_point)
+    return problems + not_reported(found, problems)
 
 
 def as_job_spec(value: Any) -> JobSpec:

@@ -23,8 +23,8 @@ import typer
 from smdist.backends.base import JobStatus
 from smdist.cli import help as cli_help
 from smdist.cli import local as cli_local
+from smdist.cli import local_names, sagemaker_jobs, terminal
 from smdist.cli import options as opt
-from smdist.cli import sagemaker_jobs, terminal
 from smdist.cli import tuning as cli_tuning
 from smdist.cli.init_file import init_command
 from smdist.cli.job_files import load_plan
@@ -59,13 +59,15 @@ def plan_command(
     """Check a job and show exactly what SageMaker would run (--hosts: on each host)."""
     plan = load_plan(job_file, submittable=True)
     if hosts:
-        # lazy: the host builder, for --hosts only
+        # lazy: the host builder, and the installed SDK line's container, for --hosts only
+        from smdist.backends.sagemaker.rendering import host_line
         from smdist.planning import host_view
 
+        line = host_line(plan)
         if as_json:
-            typer.echo(json.dumps(host_view.hosts_document(plan, hosts_count), indent=2))
+            typer.echo(json.dumps(host_view.hosts_document(plan, hosts_count, line), indent=2))
         else:
-            typer.echo("\n".join(host_view.hosts_text(plan, hosts_count)))
+            typer.echo("\n".join(host_view.hosts_text(plan, hosts_count, line)))
         return
     # lazy: the SageMaker backend's modules (pydantic models), never for --help
     from smdist.backends.sagemaker.rendering import sdk_rendering
@@ -121,6 +123,7 @@ _assignment = cli_local._assignment  # --set name=value (its tests import it fro
 def run(
     job_file: opt.JobFile,
     local: opt.LocalFlag = True,  # accepted and ignored: run is always local
+    backend: opt.RunBackendOption = "local",
     hosts: opt.HostsOption = None,
     processes_per_host: opt.ProcessesPerHostOption = None,
     assignments: opt.AssignmentsOption = None,
@@ -145,6 +148,7 @@ def run(
     from smdist.planning.plan import plan as make_plan
 
     # A SpecError or PrepareError here is reported by main(): exit 2, nothing started.
+    cli_local.check_run_backend(backend)
     plan = make_plan(cli_local.local_spec(job_file, assignments or []))
     live = LiveStatus(quiet)  # a status line below the log, on a terminal only
     job = launch(
@@ -226,10 +230,14 @@ def status(
     root: RootOption = LOCAL_ROOT,
 ) -> None:
     """Show a job's status (local or SageMaker): exit 0 running or completed, 1 failed/stopped."""
-    local = cli_local.find_job(job_name, backend, root)
+    local = local_names.find(job_name, backend, root)
+    if isinstance(local, local_names.LocalStudy):
+        raise typer.Exit(local_names.show_study_status(local, as_json))
     if local is not None:
         raise typer.Exit(cli_local.show_status(local, as_json))
-    job = sagemaker_jobs.attach(job_name, region, 10.0)
+    job = local_names.on_sagemaker(
+        job_name, backend, root, region, lambda: sagemaker_jobs.attach(job_name, region, 10.0)
+    )
     raise typer.Exit(sagemaker_jobs.show_status(job, as_json))
 
 
@@ -244,10 +252,18 @@ def logs(
     training_job: sagemaker_jobs.TrainingJobOption = None,
 ) -> None:
     """Print a job's logs (local, or SageMaker's CloudWatch), each line prefixed with its host."""
-    local = cli_local.find_job(job_name, backend, root)
+    local = local_names.find(job_name, backend, root)
+    if isinstance(local, local_names.LocalStudy):
+        local = local_names.trial_dir(local, root, training_job, terminal.stderr())
     if local is not None:
         raise typer.Exit(cli_local.show_logs(local, follow))
-    job = sagemaker_jobs.log_source(job_name, region, poll, training_job)
+    job = local_names.on_sagemaker(
+        job_name,
+        backend,
+        root,
+        region,
+        lambda: sagemaker_jobs.log_source(job_name, region, poll, training_job),
+    )
     for line in job.logs(follow=follow):
         typer.echo(line)
     if follow:
@@ -264,17 +280,31 @@ def stop(
     root: RootOption = LOCAL_ROOT,
 ) -> None:
     """Stop a job: SIGTERM, then SIGKILL after the grace period (SageMaker: 120 s)."""
-    local = cli_local.find_job(job_name, backend, root)
+    local = local_names.find(job_name, backend, root)
+    if isinstance(local, local_names.LocalStudy):
+        local_names.stop_study(local, terminal.stderr(), wait=wait, poll=poll)
+        return
     if local is not None:
         cli_local.stop(
             local, terminal.stderr(), wait=wait, poll=poll, report_end=terminal.report_end
         )
         return
-    job = sagemaker_jobs.attach(job_name, region, poll)
+    job = local_names.on_sagemaker(
+        job_name, backend, root, region, lambda: sagemaker_jobs.attach(job_name, region, poll)
+    )
     job.stop()
     terminal.plain(terminal.stderr(), f"{job.name}: stop requested")
     if wait:
         terminal.report_end(job, job.wait())
+
+
+@app.command()
+def jobs(root: RootOption = LOCAL_ROOT, as_json: opt.JobsJsonFlag = False) -> None:
+    """List the local jobs and studies under --root, newest first (exit 0)."""
+    # lazy: the listing, for this command only
+    from smdist.cli.job_list import list_jobs
+
+    raise typer.Exit(list_jobs(root, as_json))
 
 
 def main(argv: list[str] | None = None) -> int:

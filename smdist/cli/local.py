@@ -37,8 +37,8 @@ BACKENDS = ("auto", "local", "sagemaker")
 BackendOption = Annotated[
     str,
     typer.Option(
-        help="auto: the local job of that name under --root (or at that path) if there is one, "
-        "else the SageMaker job; local; sagemaker"
+        help="auto: the local job or study of that name under --root (or the job at that "
+        "path) if there is one, else the SageMaker job; local; sagemaker"
     ),
 ]
 RootOption = Annotated[Path, typer.Option(help="where local jobs are kept (smdist run --root)")]
@@ -66,6 +66,26 @@ def _assignment(text: str) -> tuple[str, object]:
     except yaml.YAMLError:
         value = raw
     return name.strip(), value
+
+
+def check_run_backend(backend: str) -> None:
+    """``run`` runs on this machine only; a SageMaker backend is ``submit``'s (option error)."""
+    if backend == "local":
+        return
+    where = {"sagemaker": "on SageMaker", "sagemaker-local": "in SageMaker local mode (Docker)"}
+    said = f"to run it {where[backend]}" if backend in where else "for SageMaker's backends"
+    raise SpecError(
+        [
+            Problem(
+                "--backend",
+                f"run is always local (emulated hosts, no Docker); {said}, use "
+                f"`smdist submit FILE --backend {backend if backend in where else 'sagemaker'}`",
+                backend,
+                "local",
+            )
+        ],
+        OPTION,
+    )
 
 
 def local_spec(path: Path, assignments: list[str]):
@@ -114,12 +134,17 @@ _NOT_OPTIONS = frozenset(
 
 
 # ---- status, logs, stop of a local job -------------------------------------------------------
-def find_job(name: str, backend: str, root: Path) -> Path | None:
-    """The local job directory ``name`` stands for; None: a SageMaker job (``--backend``)."""
+def check_backend(backend: str) -> None:
+    """An option error unless ``backend`` is one of status, logs and stop's."""
     if backend not in BACKENDS:
         raise SpecError(
             [Problem("--backend", "unknown backend", backend, ", ".join(BACKENDS))], OPTION
         )
+
+
+def find_job(name: str, backend: str, root: Path) -> Path | None:
+    """The local job directory ``name`` stands for; None: a SageMaker job (``--backend``)."""
+    check_backend(backend)
     if backend == "sagemaker":
         return None
     places = [root / "jobs" / name]

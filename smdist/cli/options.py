@@ -16,6 +16,11 @@ RegionOption = Annotated[str | None, typer.Option(help="AWS region (default: AWS
 PollOption = Annotated[float, typer.Option(help="seconds between status polls", hidden=True)]
 
 # ---- run -----------------------------------------------------------------------------------
+# run is always local; --backend is accepted so that `--backend local` reads as it does for
+# status, logs and stop, and any other value is pointed to `smdist submit` (cli.local).
+RunBackendOption = Annotated[
+    str, typer.Option("--backend", help="local: emulated hosts here (SageMaker: smdist submit)")
+]
 # Accepted and ignored: run is always local. Hidden, but kept so that scripts and CI jobs
 # written when --help still listed it keep working (README: "Running locally").
 LocalFlag = Annotated[bool, typer.Option("--local", hidden=True)]
@@ -107,6 +112,7 @@ HostsCountOption = Annotated[
     int, typer.Option(min=2, help="with --hosts: hosts shown, the first ones and the last")
 ]
 FamilyOption = Annotated[str | None, typer.Option(help="only this family, e.g. p4d")]
+JobsJsonFlag = Annotated[bool, typer.Option("--json", help="print the list as JSON")]
 DescribeJsonFlag = Annotated[bool, typer.Option("--json", help="print DescribeTrainingJob")]
 FollowFlag = Annotated[bool, typer.Option("--follow", "-f", help="until the job ends")]
 StopWaitFlag = Annotated[bool, typer.Option("--wait", help="wait until it has stopped")]

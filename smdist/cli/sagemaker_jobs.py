@@ -82,11 +82,15 @@ def _is_tuning(job) -> bool:
 
 
 def check_backend(backend: str) -> None:
-    """SpecError unless ``backend`` is one ``submit`` knows."""
-    if backend not in SUBMIT_BACKENDS:
-        raise SpecError(
-            [Problem("--backend", "unknown backend", backend, ", ".join(SUBMIT_BACKENDS))]
-        )
+    """An option error (not a job file's) unless ``backend`` is one ``submit`` knows; 'local'
+    is named for what it is: the job on emulated hosts is ``smdist run``'s."""
+    if backend in SUBMIT_BACKENDS:
+        return
+    if backend == "local":
+        message, value = "local jobs run with `smdist run FILE`, not submit", None
+    else:
+        message, value = "is not one of submit's backends", backend
+    raise SpecError([Problem("--backend", message, value, ", ".join(SUBMIT_BACKENDS))], OPTION)
 
 
 def launch_options(

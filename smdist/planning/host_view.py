@@ -11,6 +11,10 @@ Everything comes from the container contract's builder (``smdist.contract.host``
 local backend and smdist's v3 driver give their hosts, applied to the plan with SageMaker's
 paths (``/opt/ml``), network interface and ports. Values
 the submission fills in (job name, bucket, region) keep the plan's placeholders.
+The container differs by the SDK line that sends the job (``SdkLine``; the CLI passes the
+installed one's, ``backends.sagemaker.rendering.host_line``): under v2 the image's toolkit
+starts the script (with the TensorFlow estimator's ``model_dir``), under v3 a driver in the
+``sm_drivers`` channel does, from the v3 request's hyperparameters, in the ``code`` channel.
 A large cluster is shown compactly: the first hosts and the last, and a count of the ones in
 between (which differ from the ones shown only in their names and ranks).
 """
@@ -31,8 +35,11 @@ from smdist.contract.commands import (
 from smdist.contract.environment import (
     HostConfig,
     Machine,
+    command_line_arguments,
+    decode_hyperparameters,
     input_data_config,
     resource_config,
+    split_hyperparameters,
 )
 from smdist.contract.host import CONTAINER_INTERFACE, host_environment
 
@@ -57,6 +64,20 @@ KEY_SM_VARIABLES = (
     "SM_USER_ARGS",
 )
 LONG_VALUE = 160  # characters of a value the text view shows before cutting it
+
+
+@dataclass(frozen=True)
+class SdkLine:
+    """What an SDK line's request makes of the container; the default is SDK v2's."""
+
+    name: str = "v2"  # shown: "v2", "v3 (sagemaker 3.27.0)"
+    driver: str = "the image's training toolkit starts the launcher"
+    # hyperparameters.json with what the driver adds to it; None: the plan's (SDK v2's) own
+    hyperparameters: dict[str, str] | None = None
+    module_dir: str | None = None  # SM_MODULE_DIR where the line's driver sets its own
+    channels: tuple[str, ...] = ()  # channels the line's request adds
+    dropped: tuple[str, ...] = ()  # toolkit SM_* names the line's driver does not set
+    working_directory: str = "/opt/ml/code"
 
 
 @dataclass(frozen=True)
@@ -111,20 +132,25 @@ def image_assumed(plan: Plan) -> Image:
     return Image(torch_version=torch or "")
 
 
-def host_views(plan: Plan, indices: list[int] | None = None) -> list[HostView]:
-    """The hosts at ``indices`` (default: all) of ``plan``'s cluster, as SageMaker runs them."""
+def host_views(
+    plan: Plan, indices: list[int] | None = None, line: SdkLine = SdkLine()
+) -> list[HostView]:
+    """The hosts at ``indices`` (default: all) of ``plan``'s cluster, as SageMaker runs them
+    when SDK ``line`` sends the job."""
     cluster = plan.spec.cluster
     launch = plan.launch
     hosts = list(launch.hosts)
     info = cluster.info
     machine = Machine(num_cpus=info.vcpus if info else 0, num_gpus=plan.gpus_per_host)
-    channels = input_data_config(_channels(plan))
+    added = dict.fromkeys(line.channels, "FullyReplicated")
+    channels = input_data_config({**_channels(plan), **added})
     image = image_assumed(plan)
+    wire = dict(plan.wire_hyperparameters if line.hyperparameters is None else line.hyperparameters)
 
     def environment(index: int) -> dict[str, str]:
         """The container contract's environment for host ``index`` (``contract.host``)."""
         config = HostConfig(
-            hyperparameters=dict(plan.wire_hyperparameters),
+            hyperparameters=dict(wire),
             resource_config=resource_config(
                 hosts, hosts[index], cluster.instance_type, CONTAINER_INTERFACE
             ),
@@ -135,20 +161,22 @@ def host_views(plan: Plan, indices: list[int] | None = None) -> list[HostView]:
         )
         # What the script finds besides: a launcher's host steps write TF_CONFIG (PS).
         built.update(script_environment(launch.launcher, hosts, index))
-        return built
+        if line.module_dir is not None:
+            built["SM_MODULE_DIR"] = line.module_dir
+        return {name: value for name, value in built.items() if name not in line.dropped}
 
     first = environment(0)
     views = []
     for index in shown_indices(len(hosts), len(hosts)) if indices is None else indices:
         built = first if index == 0 else environment(index)
         sm = {name: value for name, value in built.items() if name.startswith("SM_")}
-        arguments = list(json.loads(sm["SM_USER_ARGS"]))
+        arguments = command_line_arguments(split_hyperparameters(decode_hyperparameters(wire))[0])
         command = host_command(
             launch,
             index,
             image,
             plan.program,
-            HostArguments(arguments, list(json.loads(first["SM_USER_ARGS"]))),
+            HostArguments(arguments, arguments),
             exported_names=[name for name in first if name.startswith("SM_")],
         )
         views.append(
@@ -170,19 +198,25 @@ def host_views(plan: Plan, indices: list[int] | None = None) -> list[HostView]:
     return views
 
 
-def hosts_document(plan: Plan, limit: int = DEFAULT_SHOWN) -> dict[str, Any]:
+def hosts_document(
+    plan: Plan, limit: int = DEFAULT_SHOWN, line: SdkLine = SdkLine()
+) -> dict[str, Any]:
     """``smdist plan --hosts --json``: the hosts shown, and how many are left out."""
     count = plan.spec.cluster.instance_count
     indices = shown_indices(count, limit)
     omitted = count - len(indices)
     return {
+        "sdk": line.name,
+        "driver": line.driver,
+        "working_directory": line.working_directory,
+        "toolkit_variables_not_set": list(line.dropped),
         "job_name": plan.job_name,
         "strategy": plan.spec.strategy.kind,
         "launcher": plan.launch.launcher.value,
         "instance_type": plan.spec.cluster.instance_type,
         "host_count": count,
         "processes_per_host": plan.topology.processes_per_host,
-        "hosts": [view.to_dict() for view in host_views(plan, indices)],
+        "hosts": [view.to_dict() for view in host_views(plan, indices, line)],
         "omitted": {
             "count": omitted,
             "first": f"algo-{indices[-2] + 2}" if omitted else None,
@@ -232,7 +266,7 @@ def _command_text(argv: list[str]) -> str:
     return " ".join(shown).replace("{count}", str(exported))
 
 
-def hosts_text(plan: Plan, limit: int = DEFAULT_SHOWN) -> list[str]:
+def hosts_text(plan: Plan, limit: int = DEFAULT_SHOWN, line: SdkLine = SdkLine()) -> list[str]:
     """``smdist plan --hosts``: one block per host shown, the hosts left out counted."""
     count = plan.spec.cluster.instance_count
     indices = shown_indices(count, limit)
@@ -241,9 +275,10 @@ def hosts_text(plan: Plan, limit: int = DEFAULT_SHOWN) -> list[str]:
         f"{plan.job_name}: {strategy.kind} on {count} x {plan.spec.cluster.instance_type}, "
         f"launcher {plan.launch.launcher.value} ({plan.launch.launcher.description}), "
         f"{plan.topology.processes_per_host} process(es) per host",
+        f"as SDK {line.name} sends it: {line.driver}; the script runs in {line.working_directory}",
         "paths and values as in SageMaker's container; <...> is filled in at submit time",
     ]
-    for position, view in enumerate(host_views(plan, indices)):
+    for position, view in enumerate(host_views(plan, indices, line)):
         if position and view.index != indices[position - 1] + 1:
             skipped = view.index - indices[position - 1] - 1
             lines += ["", f"... {skipped} more host(s), algo-{indices[position - 1] + 2} to "

@@ -2,6 +2,7 @@
 and KMS keys (``smdist.spec.job.JobSpec`` holds them)."""
 
 import re
+from pathlib import PurePosixPath
 from typing import Literal
 
 from pydantic import Field, field_validator
@@ -28,6 +29,21 @@ class Code(StrictModel):
     framework_version: str | None = Field(None, description="e.g. 2.3.0 (PyTorch) or 2.14 (TF)")
     py_version: str | None = Field(None, pattern=r"^py3\d{0,2}$", description="e.g. py311")
     image_uri: str | None = Field(None, description="a training image instead of the SDK's DLC")
+
+    @field_validator("entry_point")
+    @classmethod
+    def _not_a_notebook(cls, value: str | None) -> str | None:
+        # SageMaker's toolkit runs `python train.ipynb`: the notebook's JSON is a valid Python
+        # expression, so the job "completes" having trained nothing. Refused before any cost.
+        if value is not None and value.lower().endswith(".ipynb"):
+            script = str(PurePosixPath(value).with_suffix(".py"))
+            raise ValueError(
+                f"{value!r} is a Jupyter notebook: the entry point is run with `python`, which "
+                "reads a notebook's JSON as one Python expression and trains nothing; export it "
+                f"as a script with `jupyter nbconvert --to script {value}` (it writes {script}) "
+                f"and set code.entry_point: {script}"
+            )
+        return value
 
     @field_validator("framework_version")
     @classmethod

@@ -154,7 +154,7 @@ def test_no_docker_is_refused_before_staging(machine, monkeypatch):
     with pytest.raises(SpecError, match="`docker` is not on PATH") as raised:
         _fit(machine.spec())
     assert raised.value.header == CANNOT_RUN_HERE
-    assert "backend 'local'" in str(raised.value)
+    assert "`smdist run FILE` (or backend='local' from Python" in str(raised.value)
     assert machine.work_dirs() == [] and not (machine.project / ".smdist").exists()
 
 

@@ -3,6 +3,8 @@ value with what would be valid, and the whole-job rules over what could be read.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -144,3 +146,111 @@ def test_validate_lists_them_all_with_exit_2(tmp_path, capsys):
     assert main(["validate", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.count("did you mean") == 3, err
+
+
+# ---- the paths a job names are reported with the rest ------------------------------------
+def job_with_code(tmp_path: Path, text: str) -> Path:
+    (tmp_path / "src").mkdir(exist_ok=True)
+    (tmp_path / "src" / "train.py").write_text("print('training')\n")
+    return write(tmp_path, text)
+
+
+def validate_in_a_subprocess(path: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "smdist.cli.app", "validate", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def reported(done: subprocess.CompletedProcess) -> dict[str, str]:
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith("invalid job spec") and "Traceback" not in done.stderr
+    lines = [line[4:] for line in done.stderr.splitlines() if line.startswith("  - ")]
+    return {line.split(": ", 1)[0]: line for line in lines}
+
+
+def test_an_entry_point_typo_is_reported_with_the_unknown_keys(tmp_path):
+    found = reported(
+        validate_in_a_subprocess(
+            job_with_code(
+                tmp_path,
+                "name: t\nstrategy: {kind: pytorch_ddp, process_per_host: 2}\n"
+                "cluster: {instance_type: ml.g5.xlarge, instanc_count: 2}\n"
+                "code: {source_dir: src, entry_point: trian.py}\nmax_runn: 10\n",
+            )
+        )
+    )
+    assert set(found) == {
+        "strategy.process_per_host",
+        "cluster.instanc_count",
+        "max_runn",
+        "code.entry_point",
+    }
+    assert "is not a file in" in found["code.entry_point"]
+    assert "(got 'trian.py'); valid: a script in" in found["code.entry_point"]
+    assert found["code.entry_point"].endswith("src: train.py")
+
+
+def test_an_entry_point_typo_is_reported_with_the_whole_job_rules(tmp_path):
+    found = reported(
+        validate_in_a_subprocess(
+            job_with_code(
+                tmp_path,
+                "name: t\nstrategy: {kind: sdmp, partitions: 2, microbatches: 8}\n"
+                "cluster: {instance_type: ml.g5.12xlarge, instance_count: 2}\n"
+                'code: {framework_version: "1.13.1", py_version: py39, source_dir: src, '
+                "entry_point: trian.py}\nhyperparameters: {batch_size: 20}\n",
+            )
+        )
+    )
+    assert "is not a file in" in found["code.entry_point"]
+    assert "SMP v1 does not run on ml.g5.12xlarge" in found["cluster.instance_type"]
+    assert "do not divide the per-rank batch size 20" in found["strategy.microbatches"]
+
+
+def test_an_entry_point_typo_is_reported_with_an_unknown_strategy_kind(tmp_path):
+    found = reported(
+        validate_in_a_subprocess(
+            job_with_code(
+                tmp_path,
+                "name: t\nstrategy: {kind: pytorch-ddp}\n"
+                "cluster: {instance_type: ml.g5.xlarge, instance_count: 2}\n"
+                "code: {source_dir: src, entry_point: trian.py}\n",
+            )
+        )
+    )
+    assert set(found) == {"strategy", "code.entry_point"}
+    assert "did you mean 'pytorch_ddp'?" in found["strategy"]
+
+
+def test_a_missing_source_dir_is_reported_with_a_bad_value(tmp_path):
+    found = reported(
+        validate_in_a_subprocess(
+            write(
+                tmp_path,
+                "name: t\nstrategy: {kind: pytorch_ddp}\n"
+                "cluster: {instance_type: ml.g5.xlarge, instance_count: 2}\n"
+                "code: {source_dir: srcc, entry_point: train.py}\nmax_run: 0\n",
+            )
+        )
+    )
+    assert set(found) == {"max_run", "code.source_dir"}
+    assert "does not exist (got '" in found["code.source_dir"]
+    assert "srcc'); valid: the directory holding your training code" in found["code.source_dir"]
+
+
+def test_a_field_the_checks_set_aside_is_not_reported_twice_as_a_path(tmp_path):
+    found = reported(
+        validate_in_a_subprocess(
+            job_with_code(
+                tmp_path,
+                "name: t\nstrategy: {kind: pytorch_ddp}\n"
+                "cluster: {instance_type: ml.g5.xlarge, instance_count: 2}\n"
+                "code: {source_dir: src, entry_point: [train.py]}\nmax_run: 0\n",
+            )
+        )
+    )
+    assert set(found) == {"max_run", "code.entry_point"}
+    assert "is not a file" not in found["code.entry_point"]

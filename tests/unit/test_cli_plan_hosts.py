@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from smdist.backends.sagemaker.rendering import TOOLKIT_ONLY
 from smdist.checks.reading import load
 from smdist.contract.environment import command_line_arguments
 from smdist.planning.host_view import host_views, hosts_document, hosts_text
@@ -137,3 +139,9 @@ def test_cli_plan_hosts_refuses_bad_input_with_exit_2(tmp_path):
     small = smdist("plan", "--hosts", "--hosts-count", "1", str(EXAMPLES / "mwms.yaml"))
     assert small.returncode == 2
     assert "--hosts-count" in small.stderr
+
+
+def test_what_v3s_torchrun_driver_leaves_out_is_the_readmes_toolkit_only_group():
+    readme = Path(__file__).resolve().parents[2].joinpath("README.md").read_text()
+    line = next(text for text in readme.splitlines() if text.startswith("- *toolkit-only*:"))
+    assert set(TOOLKIT_ONLY) == set(re.findall(r"`(SM_\w+)`", line.split(" (")[0]))

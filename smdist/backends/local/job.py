@@ -90,6 +90,7 @@ class LocalJob:
         self._done = threading.Event()
         self._thread: threading.Thread | None = None
         self._started = time.monotonic()
+        self._started_at = time.time()  # wall clock, for `smdist jobs` (monotonic is per boot)
         self._made_job_dir = False  # this job's own folder exists: its record may be written
 
     # ---- the Job protocol ---------------------------------------------------------------
@@ -407,6 +408,7 @@ class LocalJob:
             "job_dir": str(self.job_dir),
             "log": str(self.log.path) if self.log else None,
             "supervisor": process_identity(),  # [pid, start]: is it running?
+            "started": round(self._started_at, 3),
         }
         if self.job_dir.is_dir():  # never half written, never through a link placed there
             write_record(self.job_dir / "job.json", json.dumps(record, indent=1) + "\n")

@@ -17,8 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from smdist.backends.local.setup import PrepareError
-
-LOCK = "study.lock"
+from smdist.backends.local_studies import LOCK  # what status and jobs read
 
 
 class StudyInUse(PrepareError):

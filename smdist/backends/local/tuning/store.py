@@ -30,12 +30,11 @@ from optuna.trial import FrozenTrial, TrialState
 
 from smdist.backends.local.tuning import identity
 from smdist.backends.local.tuning.space import make_pruner, make_sampler
+from smdist.backends.local_studies import JOURNAL, SNAPSHOT  # what status and jobs read
 from smdist.backends.safe_files import write_text_atomically
 from smdist.backends.tuning_results import Trial, TuningResult
 from smdist.spec.tuning import Tuning
 
-JOURNAL = "study.journal"
-SNAPSHOT = "trials.json"
 # user attributes of a trial
 JOB_NAME, VALUES, OBJECTIVE, MODEL = "job_name", "values", "objective", "model"
 STATUS, INTERRUPTED, REASON = "status", "interrupted", "reason"

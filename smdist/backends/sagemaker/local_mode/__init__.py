@@ -154,6 +154,7 @@ def _job_record(
         "output_dir": str(output),
         "failure_reason": None,
         "model_artifacts": None,
+        "started": round(time.time(), 3),  # wall clock, for `smdist jobs`
     }
 
 

@@ -16,9 +16,11 @@ from importlib import metadata
 
 from smdist.errors import CANNOT_RUN_HERE, Problem, SpecError
 
+# The local backend, as each way in names it (no Docker needed).
+_EMULATED = "`smdist run FILE` (or backend='local' from Python; no Docker needed)"
 NO_DOCKER_HINT = (
-    "install Docker Engine with the Compose v2 plugin, or use backend 'local' "
-    "(emulated hosts, no Docker needed)"
+    "install Docker Engine with the Compose v2 plugin, or run the job on emulated hosts with "
+    f"{_EMULATED}"
 )
 NVIDIA_HINT = (
     "install the NVIDIA Container Toolkit and register its runtime "
@@ -75,8 +77,8 @@ def check_docker() -> str:
         detail = (info.stderr or info.stdout).strip().splitlines()
         raise unavailable(
             "cannot reach the Docker daemon" + (f" ({detail[-1]})" if detail else ""),
-            "start the Docker daemon (e.g. `sudo systemctl start docker`), or use backend "
-            "'local' (emulated hosts, no Docker needed)",
+            "start the Docker daemon (e.g. `sudo systemctl start docker`), or run the job on "
+            f"emulated hosts with {_EMULATED}",
         )
     return docker
 
