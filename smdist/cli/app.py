@@ -154,7 +154,7 @@ def run(
         fresh=fresh,
         namespaces=namespaces,
     )
-    previous = signal.signal(signal.SIGTERM, lambda signum, frame: job.stop())
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: job.stop(by="SIGTERM"))
     try:
         status = job.wait(logs=True)
     except KeyboardInterrupt:
