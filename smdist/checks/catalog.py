@@ -228,7 +228,7 @@ def _past_support(
         f"the {framework} {image.version} training image is past its support (no more "
         "security patches)"
     )
-    if supported or library is None:
+    if supported or library is None or not carrying:  # none carries it: another error says so
         newest = supported[-1].version if supported else None
         with_library = f" with {library}" if library else ""
         valid = f"the newest supported{with_library}, {newest}" if newest else None
