@@ -87,3 +87,14 @@ def test_a_ranks_traceback_still_open_when_the_job_ends_is_shown_after_a_failure
     noise = ShutdownNoise(lambda: "failure")
     rank = lines("algo-2", RANK_TRACEBACK)
     assert shown(noise, rank) == rank
+
+
+def test_a_ranks_prefixed_traceback_is_told_apart_from_its_hosts_other_lines():
+    # torchrun writes a worker's uncaught error with its rank before every line.
+    prefixed_rank = lines("algo-1", [f"[rank0]: {text}" for text in RANK_TRACEBACK])
+    agent = lines("algo-1", SIGNAL_TRACEBACK)
+    mixed = [*prefixed_rank[:2], *agent[:3], *prefixed_rank[2:], *agent[3:]]
+    after_failure = ShutdownNoise(lambda: "failure")
+    assert shown(after_failure, mixed) == prefixed_rank
+    after_a_stop = ShutdownNoise(lambda: "requested")
+    assert shown(after_a_stop, mixed) == []

@@ -35,6 +35,7 @@ _AGENT_SHUTDOWN = re.compile(
 _EXCEPTION_LINE = re.compile(
     r"[A-Za-z_][\w.]*(Error|Exception|Interrupt|Exit|Warning|Failure|Timeout|Iteration)\b"
 )
+_RANK_PREFIX = re.compile(r"(\[rank\d+\]):[ ]?")
 _SIGNAL_EXCEPTION = re.compile(r"SignalException: Process \d+ got signal: \d+")
 
 
@@ -61,6 +62,9 @@ class ShutdownNoise:
         if parts is None or parts[0] == SMDIST:
             return [line]
         label, text = parts
+        prefix = _RANK_PREFIX.match(text)  # torchrun's "[rank1]: " before a worker's lines
+        if prefix:
+            label, text = f"{label} {prefix.group(1)}", text[prefix.end() :]
         held = self._held.get(label)
         if held is not None:
             if held.exception is None:
