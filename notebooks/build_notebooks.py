@@ -9,7 +9,8 @@ request).
 The notebooks are stored executed, so a reader browsing the repository sees the plan, the
 picture, the result and the plot. After changing the template run
 ``python notebooks/build_notebooks.py --execute`` (needs torch, TensorFlow, Horovod and
-matplotlib); it runs each notebook against the local backend and stores it with its outputs,
+matplotlib; name notebook files to run only those, e.g. ``08_smp_v2.ipynb``); it runs each
+notebook against the local backend and stores it with its outputs,
 scrubbed of run-specific values (``notebook_run.py``). Without ``--execute`` it only reports
 which stored notebooks' cells differ from the template. ``tests/integration/test_notebooks.py``
 checks the stored cells equal the template and the stored outputs have a fresh run's shape.
@@ -21,6 +22,7 @@ import argparse
 import os
 import sys
 import tempfile
+import textwrap
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +54,9 @@ class Notebook:
     estimator: str  # the SDK v2 estimator class that takes ``distribution=``
     local_hosts: int = 2
     local_processes: int = 1
+    # Why framework_version stays on an image past its support (no supported image carries the
+    # strategy's library): a comment above it in the setup cell; "" for a supported pin.
+    pin_note: str = ""
 
 
 NOTEBOOKS = (
@@ -65,9 +70,9 @@ NOTEBOOKS = (
         "other settings), so the script's arguments are exactly your hyperparameters.",
         "PyTorchDDP",
         'PyTorchDDP(launcher="torchrun", max_restarts=1)',
-        "ml.p3.2xlarge",
-        "2.3.0",
-        "py311",
+        "ml.g5.xlarge",
+        "2.13.0",
+        "py312",
         "PyTorch",
     ),
     Notebook(
@@ -78,8 +83,8 @@ NOTEBOOKS = (
         "MWMS",
         'MWMS(communication="ring")',
         "ml.g5.xlarge",
-        "2.14",
-        "py310",
+        "2.21",
+        "py312",
         "TensorFlow",
     ),
     Notebook(
@@ -90,9 +95,12 @@ NOTEBOOKS = (
         "Horovod",
         'Horovod(framework="pytorch", processes_per_host=1)',
         "ml.p3.2xlarge",
-        "2.0.0",  # the last PyTorch training image that carries Horovod
+        "2.0.0",
         "py310",
         "PyTorch",
+        pin_note="Horovod left the PyTorch training images after 2.0.0, so no supported image "
+        "carries it (the plan's one warning); a newer version needs code.image_uri (an image "
+        "of your own with Horovod).",
     ),
     Notebook(
         "04_sddp.ipynb",
@@ -105,6 +113,9 @@ NOTEBOOKS = (
         "2.2.0",
         "py310",
         "PyTorch",
+        pin_note="Every image with SMDDP is past its support (the PyTorch 2.6 and later images "
+        "carry none: the plan's one warning); a newer version needs code.image_uri (an image of "
+        "your own with SMDDP).",
     ),
     Notebook(
         "05_smp.ipynb",
@@ -118,6 +129,8 @@ NOTEBOOKS = (
         "1.13.1",
         "py39",
         "PyTorch",
+        pin_note="SMP v1 is archived: the images that carry it (PyTorch up to 2.0.0) are past "
+        "their support (the plan's one warning).",
     ),
     Notebook(
         "07_parameter_server.ipynb",
@@ -128,9 +141,27 @@ NOTEBOOKS = (
         "ParameterServer",
         "ParameterServer()",
         "ml.c5.2xlarge",
-        "2.14",
-        "py310",
+        "2.21",
+        "py312",
         "TensorFlow",
+    ),
+    Notebook(
+        "08_smp_v2.ipynb",
+        "SageMaker model parallel v2 (SMP v2, FSDP based)",
+        "SMP v2 is PyTorch FSDP with SageMaker's extras: parameters are sharded over "
+        "`hybrid_shard_degree` ranks and replicated across those groups, and SageMaker starts "
+        "torchrun with one process per GPU. The script calls `torch.sagemaker.init()`; locally "
+        "smdist's SMP v2 stand-in runs plain FSDP over gloo (no tensor parallelism) and says what "
+        "it does not reproduce: the plan shows the real grouping.",
+        "SDMP",
+        "SDMP(version=2, hybrid_shard_degree=2)",
+        "ml.p4d.24xlarge",
+        "2.5.1",
+        "py311",
+        "PyTorch",
+        pin_note="Every SMP v2 image (PyTorch 2.0 to 2.5.1) is past its support (the PyTorch 2.6 "
+        "and later images carry no SMP: the plan's one warning); a newer version needs "
+        "code.image_uri (an image of your own with SMP v2).",
     ),
 )
 
@@ -152,7 +183,8 @@ def _setup_cell(nb: Notebook) -> str:
         f"    strategy={nb.strategy},\n"
         f'    cluster=Cluster(instance_type="{nb.instance_type}", instance_count=2),\n'
         '    region="us-west-2",\n'
-        f'    code={{"framework_version": "{nb.framework}", "py_version": "{nb.py_version}"}},\n'
+        + _pin_comment(nb)
+        + f'    code={{"framework_version": "{nb.framework}", "py_version": "{nb.py_version}"}},\n'
         "    hyperparameters={\n"
         '        "epochs": 1,\n'
         '        "max_steps": 40,\n'
@@ -166,6 +198,14 @@ def _setup_cell(nb: Notebook) -> str:
         '    os.environ.get("AWS_PROFILE") or os.environ.get("AWS_ACCESS_KEY_ID")\n'
         ")"
     )
+
+
+def _pin_comment(nb: Notebook) -> str:
+    """``nb.pin_note`` as comment lines above the setup cell's ``code=``."""
+    if not nb.pin_note:
+        return ""
+    lines = textwrap.wrap(nb.pin_note, width=88, initial_indent="# ", subsequent_indent="# ")
+    return "".join(f"    {line}\n" for line in lines)
 
 
 _V3_CELL = (

@@ -70,7 +70,7 @@ def check_container(spec: JobSpec) -> list[Problem]:
                 ", ".join(image.py_versions),
             )
         )
-    problems += _past_support(image, framework)
+    problems += _past_support(image, framework, library, available)
     use = in_container_code(spec)
     if use is not None:
         problems += python_problems(spec, *use)
@@ -207,18 +207,39 @@ def _unpinned(spec: JobSpec) -> list[Problem]:
     ]
 
 
-def _past_support(image: images.TrainingImage, framework: str) -> list[Problem]:
-    """A warning for an image that no longer gets security patches, naming the newest that does."""
+def _past_support(
+    image: images.TrainingImage,
+    framework: str,
+    library: str | None,
+    available: list[images.TrainingImage],
+) -> list[Problem]:
+    """A warning for an image that no longer gets security patches, naming the newest that does
+    and carries the strategy's library; where none does (Horovod, SMDDP and SMP left the images),
+    one line saying so and that only an image of one's own is supported."""
     if image.patched:
         return []
-    newest = images.newest_supported(images.repository_for(framework))
+    carrying = [i for i in available if library is None or library in i.libraries]
+    if library is None:
+        newest = images.newest_supported(images.repository_for(framework))
+        supported = [newest] if newest else []
+    else:
+        supported = [i for i in carrying if i.patched]
+    message = (
+        f"the {framework} {image.version} training image is past its support (no more "
+        "security patches)"
+    )
+    if supported or library is None or not carrying:  # none carries it: another error says so
+        newest = supported[-1].version if supported else None
+        with_library = f" with {library}" if library else ""
+        valid = f"the newest supported{with_library}, {newest}" if newest else None
+        return [Problem("code.framework_version", message, image.version, valid, "warning")]
+    last = carrying[-1].version
     return [
         Problem(
             "code.framework_version",
-            f"the {framework} {image.version} training image is past its support (no more "
-            "security patches)",
+            f"{message}, and no supported image carries {library} (the newest that does: {last})",
             image.version,
-            f"the newest supported, {newest.version}" if newest else None,
+            f"{last}, or code.image_uri: an image of your own with {library}",
             severity="warning",
         )
     ]

@@ -164,7 +164,7 @@ def run(
         namespaces=namespaces,
         console=live.console,
     )
-    previous = signal.signal(signal.SIGTERM, lambda signum, frame: job.stop())
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: job.stop(by="SIGTERM"))
     try:
         with live.showing():
             status = job.wait(logs=True)

@@ -15,8 +15,11 @@ SMDDP jobs with mpirun, which sets only its own OMPI_* variables.
 
 What the stand-in reproduces from the real library's documented limits:
 
-- no sub-groups: ``torch.distributed.new_group()`` raises, as the real smddp backend does not
-  support creating sub-process groups (PyTorch DDP jobs).
+- no sub-groups: ``torch.distributed.new_group()`` (and ``new_subgroups()``, which calls it)
+  with the smddp backend raises on every rank, members of the group or not, as the real smddp
+  backend does not support creating sub-process groups (PyTorch DDP jobs). torch builds a
+  group's backend on its members only, so the refusal is made before torch is asked: every
+  rank gets the same answer.
 
 What it does not reproduce:
 
@@ -30,7 +33,9 @@ What it does not reproduce:
 
 from __future__ import annotations
 
+import functools
 import importlib
+import inspect
 from typing import Any
 
 from smdist.runtime.torch_training import ensure_rendezvous_env, say
@@ -82,6 +87,7 @@ def _register_stand_in() -> None:
     import torch
     import torch.distributed as dist
 
+    _refuse_sub_groups_on_every_rank()
     if BACKEND_NAME.upper() in dist.Backend._plugins:
         return  # registered by an earlier import in this process
     devices = ["cuda"] if torch.cuda.is_available() else ["cpu"]
@@ -90,18 +96,56 @@ def _register_stand_in() -> None:
     )
 
 
+def _sub_group_refusal(call: str) -> SubGroupNotSupportedError:
+    return SubGroupNotSupportedError(
+        f"torch.distributed.{call} on the smddp backend: the smddp backend does not support "
+        "sub-groups from torch.distributed.new_group(); SageMaker's SMDDP library refuses them "
+        "for PyTorch DDP jobs, on every rank. Use the default process group (group=None), or "
+        "init_process_group(backend='nccl') if the job needs sub-groups."
+    )
+
+
+def _refuse_sub_groups_on_every_rank() -> None:
+    """Wrap ``torch.distributed.new_group`` so that a group on the smddp backend (named, or the
+    default group's) is refused on every rank before torch builds anything."""
+    import torch.distributed as dist
+    from torch.distributed import distributed_c10d
+
+    original = distributed_c10d.new_group
+    if getattr(original, "smdist_smddp_guard", False):
+        return
+    signature = inspect.signature(original)
+
+    @functools.wraps(original)
+    def new_group(*args: Any, **kwargs: Any) -> Any:
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError:
+            return original(*args, **kwargs)  # torch says what is wrong with the call
+        backend = bound.arguments.get("backend")
+        if backend is None and dist.is_initialized():
+            backend = dist.get_backend()
+        if str(backend).lower() == BACKEND_NAME:
+            ranks = bound.arguments.get("ranks")
+            shown = "" if ranks is None else f"ranks={list(ranks)}"
+            raise _sub_group_refusal(f"new_group({shown})")
+        return original(*args, **kwargs)
+
+    new_group.smdist_smddp_guard = True  # type: ignore[attr-defined]
+    distributed_c10d.new_group = new_group  # new_subgroups() and others call it from here
+    dist.new_group = new_group
+
+
 def _create_process_group(options: Any, backend_options: Any) -> Any:
     """Called by torch.distributed for every group created with the smddp backend."""
     import torch
     import torch.distributed as dist
 
     # The default group has no explicit rank list; anything else came from new_group().
+    # A group reached here without the wrapper above (a reference to new_group kept from
+    # before the backend was registered): refused on its members at least.
     if list(options.global_ranks_in_group):
-        raise SubGroupNotSupportedError(
-            "the smddp backend does not support sub-groups from torch.distributed.new_group(); "
-            "SageMaker's SMDDP library refuses them for PyTorch DDP jobs. Use the default "
-            "process group, or backend 'nccl' if the job needs sub-groups."
-        )
+        raise _sub_group_refusal("new_group()")
     if torch.cuda.is_available():
         nccl_options = backend_options or dist.ProcessGroupNCCL.Options()
         nccl_options._timeout = options.timeout

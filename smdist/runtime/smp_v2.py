@@ -145,6 +145,14 @@ def _smp_process_groups(state: StandInState) -> None:
     state.tp_process_group, _ = dist.new_subgroups_by_enumeration(singles)
 
 
+# What the stand-in's note says it leaves out (the module docstring's list, in one line).
+NOT_REPRODUCED = (
+    "not reproduced: tensor, context and expert parallelism (their degrees must be 1), "
+    "transform()'s model conversion, activation offloading, delayed parameter "
+    "initialisation, FP8, torch.sagemaker.distributed.checkpoint, and SMP's speed"
+)
+
+
 class TorchSageMakerStandIn:
     """The part of ``torch.sagemaker`` an FSDP training script calls."""
 
@@ -174,7 +182,7 @@ class TorchSageMakerStandIn:
                 "torch.sagemaker: SageMaker's SMP v2 library is not installed here; a local "
                 f"stand-in runs plain FSDP over {world_size} ranks "
                 f"(hybrid_shard_degree={parsed.hybrid_shard_degree}: shard groups of "
-                f"{layout.shard_size} ranks, {layout.replicas} replicas)"
+                f"{layout.shard_size} ranks, {layout.replicas} replicas); {NOT_REPRODUCED}"
             )
             if parsed.unknown:
                 unknown = ", ".join(parsed.unknown)

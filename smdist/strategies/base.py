@@ -193,6 +193,11 @@ class Strategy(StrictModel):
         """Every error and warning for running this strategy on ``cluster``."""
         return self._check_processes(cluster)
 
+    def local_problems(self) -> list[Problem]:
+        """Errors for running this strategy on the local backend, beyond ``check``: settings
+        that SageMaker runs but the local stand-ins do not (checked before any process starts)."""
+        return []
+
     def _check_processes(self, cluster: Cluster, path: str = "strategy.processes_per_host"):
         requested = self.requested_processes_per_host()
         if self.one_process_per_gpu or requested == "auto":

@@ -101,15 +101,7 @@ class SMPv2(ModelParallel):
     # ---- checks --------------------------------------------------------------------------
     def check(self, cluster, framework_version=None, hyperparameters=None) -> list[Problem]:
         problems = super().check(cluster, framework_version, hyperparameters)
-        if self.processes_per_host != "auto":
-            problems.append(
-                Problem(
-                    "strategy.processes_per_host",
-                    "SMP v2 runs under torchrun with one process per GPU",
-                    self.processes_per_host,
-                    "'auto'",
-                )
-            )
+        problems += self._processes_problems(cluster)
         if self.framework == "tensorflow":
             problems.append(
                 Problem(
@@ -127,6 +119,43 @@ class SMPv2(ModelParallel):
         )
         # Shards are counted within the data-parallel ranks, which a bad degree leaves undefined.
         return problems + (degree or self._shard_problem(world))
+
+    def _processes_problems(self, cluster: Cluster) -> list[Problem]:
+        """A count other than the GPUs' sets the emulated hosts' processes in local runs (as
+        ``smdist run --processes-per-host`` does); SageMaker starts one process per GPU."""
+        written, gpus = self.processes_per_host, cluster.gpus_per_host
+        if written == "auto" or written == gpus:
+            return []
+        return [
+            Problem(
+                "strategy.processes_per_host",
+                f"{written} sets the processes of each emulated host in local runs (smdist "
+                "run), as --processes-per-host does; SageMaker's SMP v2 starts one process per "
+                f"GPU: {gpus} on {cluster.instance_type}",
+                written,
+                f"'auto' or {gpus} to say what SageMaker runs",
+                severity="warning",
+            )
+        ]
+
+    def local_problems(self) -> list[Problem]:
+        """What the local SMP v2 stand-in (plain FSDP) cannot run: tensor and expert
+        parallelism need SageMaker's SMP v2 library."""
+        return [
+            Problem(
+                f"strategy.{name}",
+                f"{value} needs SageMaker's SMP v2 library (in its PyTorch training images); the "
+                "local backend's SMP v2 stand-in runs FSDP sharding only, so local runs need 1 "
+                "(SageMaker jobs of this spec are unaffected)",
+                value,
+                "1 for smdist run / backend local",
+            )
+            for name, value in (
+                ("tensor_parallel_degree", self.tensor_degree),
+                ("expert_parallel_degree", self.expert_parallel_degree or 1),
+            )
+            if value != 1
+        ]
 
     def _shard_problem(self, world: int) -> list[Problem]:
         shard = self.hybrid_shard_degree

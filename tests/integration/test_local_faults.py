@@ -257,6 +257,33 @@ def test_a_signal_to_smdist_stops_the_job_cleanly(signum, tmp_path):
 
 
 @torch_only
+def test_ctrl_c_in_a_terminal_prints_a_short_stop_and_no_tracebacks(tmp_path):
+    # A terminal's Ctrl-C: SIGINT to smdist's whole process group. The stopped torchrun agents
+    # print SignalException tracebacks; the console leaves them out, the job's log keeps them.
+    job = ddp_job(tmp_path)
+    process, log = smdist_run(
+        job, tmp_path, "--processes-per-host", "2", "--grace", "20", start_only=True
+    )
+    deadline = time.monotonic() + 240
+    while "[metrics]" not in log.read_text(errors="replace"):
+        assert process.poll() is None, log.read_text()
+        assert time.monotonic() < deadline, log.read_text()
+        time.sleep(0.2)
+    os.killpg(process.pid, signal.SIGINT)
+    run = finish(process, log, tmp_path / ".smdist", timeout=120)
+    assert run.returncode == 1, run.output
+    assert "Traceback" not in run.output and "SignalException" not in run.output, run.output
+    assert "Stopped" in run.output and "stop requested by Ctrl-C" in run.output, run.output
+    assert "checkpoint file(s) kept in" in run.output
+    record = json.loads((run.job_dir() / "job.json").read_text())
+    assert record["status"] == "Stopped" and record["failure_reason"] == "stop requested by Ctrl-C"
+    kept = (run.job_dir() / "logs" / "job.log").read_text()
+    assert "SignalException" in kept  # the log file keeps every line the console left out
+    assert f"they are in {run.job_dir() / 'logs' / 'job.log'}" in run.output
+    assert_nothing_left(tmp_path)
+
+
+@torch_only
 def test_killing_smdist_itself_leaves_no_process_behind(tmp_path):
     process, log = smdist_run(ddp_job(tmp_path), tmp_path, "--grace", "5", start_only=True)
     deadline = time.monotonic() + 240

@@ -83,6 +83,34 @@ def _key_lines(notebook) -> list[str]:
     return found + STRATEGY_ROW.findall(_text(notebook))
 
 
+def test_every_strategy_has_a_notebook():
+    import smdist.strategies as strategies
+    from smdist.strategies.registry import REGISTRY, STRATEGY_NAMES, strategy_model
+
+    models = set()
+    for entry in REGISTRY:  # sdmp is two models, SMP v1 and v2, chosen by version
+        model = strategy_model(entry.kind)
+        models |= set(model.__subclasses__()) or {model}
+    names = {name: getattr(strategies, name) for name in STRATEGY_NAMES}
+    shown = {type(eval(nb.strategy, names)) for nb in build_notebooks.NOTEBOOKS}
+    assert {m.__name__ for m in models - shown} == set()
+
+
+def test_the_notebooks_install_brings_jupyter():
+    """The README's install for the notebooks is an extra that has JupyterLab and what the
+    notebooks run, and the tests' environment (where they are re-executed) installs it."""
+    import tomllib
+
+    root = NOTEBOOKS_DIR.parent
+    extras = tomllib.loads((root / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    names = {re.split(r"[<>=\[ ]", requirement)[0] for requirement in extras["notebooks"]}
+    assert {"jupyterlab", "ipykernel", "nbclient", "nbformat", "matplotlib"} <= names
+    assert "pip install -e '.[notebooks]'" in (root / "README.md").read_text()
+    assert re.search(r'extras="dev,notebooks', (root / ".ci" / "install-tests").read_text())
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_stored_cells_are_the_template(name):
     template = build_notebooks.build(build_notebooks.NOTEBOOKS[NAMES.index(name)])

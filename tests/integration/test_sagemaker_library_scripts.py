@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 import yaml
-from local_jobs import Run, smdist_run, tar_names
+from local_jobs import Run, smdist_cli, smdist_run, tar_names
 from torch_exit import EXIT_ABORT, past_torch_exit_aborts
 
 SCRIPTS = Path(__file__).resolve().parent / "user_scripts" / "sagemaker_libraries"
@@ -140,16 +140,42 @@ def test_smp_v1_tutorial_script_sees_the_librarys_ranks_and_groups(tmp_path, pla
     assert "smp: SageMaker's model parallel library is not installed here" in run.output
 
 
-def test_smp_v2_script_with_tsm_and_fsdp(tmp_path):
+@pytest.mark.parametrize("where", ["option", "job file"])
+def test_smp_v2_script_with_tsm_and_fsdp(where, tmp_path):
+    # Two processes per emulated host, from smdist run's option or from the job file: the same.
     strategy = {"kind": "sdmp", "version": 2, "hybrid_shard_degree": 2}
+    option: tuple[str, ...] = ("--processes-per-host", "2")
+    if where == "job file":
+        strategy, option = {**strategy, "processes_per_host": 2}, ()
     job = _job(tmp_path, "smp_v2.py", strategy, "ml.p4d.24xlarge")
-    run = run_script(job, tmp_path, "--processes-per-host", "2")
+    run = run_script(job, tmp_path, *option)
     seen = _completed(run)
+    assert "2 hosts x 2 processes emulating ml.p4d.24xlarge" in run.output
     assert {r["initialized"] for r in seen.values()} == {True}
     assert {r["hybrid_shard_degree"] for r in seen.values()} == {2}
     assert {r["tp_size"] for r in seen.values()} == {1}
     assert {r["shard_group_size"] for r in seen.values()} == {2}  # hybrid: shards of 2, 2 replicas
     assert "torch.sagemaker: SageMaker's SMP v2 library is not installed here" in run.output
+    # The stand-in's note says what it leaves out.
+    assert "not reproduced: tensor, context and expert parallelism" in run.output
+
+
+def test_smp_v2_tensor_parallelism_is_refused_locally_before_any_rank_starts(tmp_path):
+    strategy = {"kind": "sdmp", "version": 2, "tensor_parallel_degree": 2}
+    job = _job(tmp_path, "smp_v2.py", strategy, "ml.p4d.24xlarge")
+    run = smdist_run(job, tmp_path)
+    assert run.returncode == 2, run.output
+    assert "strategy.tensor_parallel_degree: 2 needs SageMaker's SMP v2 library" in run.output
+    assert "valid: 1 for smdist run" in run.output
+    assert "Traceback" not in run.output
+    assert not (tmp_path / ".smdist" / "jobs").exists()  # nothing prepared, nothing started
+    # A SageMaker job of the same spec is valid: the limit is the local stand-in's.
+    spec = yaml.safe_load(job.read_text())
+    spec["code"]["framework_version"] = "2.5.1"  # SageMaker picks the SMP v2 image by it
+    (tmp_path / "sagemaker.yaml").write_text(yaml.safe_dump(spec))
+    checked = smdist_cli(tmp_path, "validate", "sagemaker.yaml")
+    assert checked.returncode == 0, checked.stderr
+    assert "valid (sdmp, world size 16)" in checked.stdout
 
 
 def test_a_code_directory_with_its_own_sitecustomize_keeps_both(tmp_path):

@@ -210,7 +210,8 @@ def test_the_smddp_stand_in_refuses_sub_groups(tmp_path):
         [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120
     )
     assert result.returncode == 0, result.stderr
-    assert "refused: the smddp backend does not support sub-groups" in result.stdout
+    assert "refused: torch.distributed.new_group(ranks=[0]) on the smddp backend" in result.stdout
+    assert "does not support sub-groups" in result.stdout
     assert "local stand-in running gloo collectives" in result.stderr
 
 

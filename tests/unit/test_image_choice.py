@@ -100,6 +100,23 @@ def test_an_image_past_its_support_is_a_warning_naming_the_newest_supported():
     assert not [w for w in plan(spec("2.13.0")).warnings if w.path == "code.framework_version"]
 
 
+@pytest.mark.parametrize(
+    ("kind", "version", "library", "newest"),
+    [("horovod", "2.0.0", "horovod", "2.0.0"), ("sddp", "2.2.0", "smddp", "2.5.1")],
+)
+def test_past_support_where_no_supported_image_has_the_library_says_so_in_one_warning(
+    kind, version, library, newest
+):
+    # Horovod and SMDDP left the images: the newest supported one (2.13) would not run the job.
+    warnings = [w for w in plan(spec(version, kind)).warnings if w.path == "code.framework_version"]
+    assert len(warnings) == 1
+    assert f"no supported image carries {library} (the newest that does: {newest})" in str(
+        warnings[0]
+    )
+    assert warnings[0].valid == f"{newest}, or code.image_uri: an image of your own with {library}"
+    assert "\n" not in str(warnings[0])
+
+
 def test_trainium_has_no_catalogued_image_and_asks_for_one():
     with pytest.raises(SpecError) as raised:
         training_image_uri(spec("2.13", instance="ml.trn1.32xlarge"), "us-west-2")

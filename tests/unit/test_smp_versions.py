@@ -45,7 +45,7 @@ V1_VALUES = {
 V2_VALUES = {
     "collective_timeout": 600,
     "framework_name": "tensorflow",  # refused: v2 is PyTorch only
-    "processes_per_host": 4,  # refused: v2 runs one process per GPU
+    "processes_per_host": 4,  # local runs only (a warning): SageMaker runs one per GPU
     "tensor_parallel_degree": 2,
     "activation_loading_horizon": 2,
     "hybrid_shard_degree": 2,

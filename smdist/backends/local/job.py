@@ -34,7 +34,7 @@ from smdist.backends.local.hostns.cluster import HostCluster
 from smdist.backends.local.hosts import EmulatedHost, make_hosts
 from smdist.backends.local.launch import HostCommand, prepare_commands
 from smdist.backends.local.layout import LocalLayout
-from smdist.backends.local.logs import ConsoleView, JobLog
+from smdist.backends.local.logs import JobLog
 from smdist.backends.local.network import choose_host_names
 from smdist.backends.local.preparation import (
     command_notes,
@@ -53,6 +53,7 @@ from smdist.backends.local.setup import (
     check_tools,
     checkpoint_path,
 )
+from smdist.backends.local.shutdown_noise import QuietConsoleView
 from smdist.backends.local.verdict import judge, summary_line, write_failure_file
 from smdist.backends.safe_files import write_record
 
@@ -87,6 +88,7 @@ class LocalJob:
         self._model_artifacts: str | None = None
         self._supervisor: Supervisor | None = None
         self._stop_early = False
+        self._stop_by = ""  # who asked for a stop made before the supervisor existed
         self._done = threading.Event()
         self._thread: threading.Thread | None = None
         self._started = time.monotonic()
@@ -120,29 +122,35 @@ class LocalJob:
     def wait(
         self, timeout: float | None = None, logs: bool = False, raise_on_failure: bool = False
     ) -> JobStatus:
-        """Block until the job ends (or ``timeout``); ``logs`` shows the live log meanwhile.
+        """Block until the job ends (or ``timeout``); ``logs`` shows the live log meanwhile
+        (once a stop has begun, without the stopped processes' shutdown tracebacks, which
+        stay in the log files: ``ShutdownNoise``).
 
         Ctrl-C stops the job (a second one kills it), waits for the end, then re-raises.
         """
         deadline = None if timeout is None else time.monotonic() + timeout
-        view = ConsoleView(self.options.console) if logs else None
+        view = QuietConsoleView(self.options.console, self._stopping, self.log) if logs else None
         shown = [0]
 
         def over() -> bool:
             return self._done.is_set() or (deadline is not None and time.monotonic() >= deadline)
 
         try:
-            self._show_until(view, shown, over, timeout)
-        except KeyboardInterrupt:
-            self.stop()
-            if self.log is not None and not self._done.is_set():
-                self.log.note("interrupted: stopping the job (Ctrl-C again kills it now)")
             try:
-                self._show_until(view, shown, self._done.is_set, None)
+                self._show_until(view, shown, over, timeout)
             except KeyboardInterrupt:
-                self.kill()
-                self._show_until(view, shown, self._done.is_set, None)
-            raise
+                self.stop(by="Ctrl-C")
+                if self.log is not None and not self._done.is_set():
+                    self.log.note("interrupted: stopping the job (Ctrl-C again kills it now)")
+                try:
+                    self._show_until(view, shown, self._done.is_set, None)
+                except KeyboardInterrupt:
+                    self.kill()
+                    self._show_until(view, shown, self._done.is_set, None)
+                raise
+        finally:
+            if view is not None:
+                view.end()
         status = self.status
         if raise_on_failure and status in (JobStatus.FAILED, JobStatus.STOPPED):
             raise JobError(self.name, status, self._failure_reason)
@@ -159,14 +167,25 @@ class LocalJob:
                 view.show(line)
                 shown[0] = index + 1
 
-    def stop(self) -> None:
-        """Stop as SageMaker does (SIGTERM, SIGKILL after ``grace``); returns at once."""
+    def _stopping(self) -> str | None:
+        """Whether a stop has begun: "requested" (asked for, or max_run), "failure" (a failed
+        or stalled process), or None."""
+        supervisor = self._supervisor
+        cause = supervisor.outcome.stop_cause if supervisor is not None else None
+        if self._stop_early or cause in (REQUESTED, MAX_RUN):
+            return "requested"
+        return None if cause is None else "failure"
+
+    def stop(self, by: str = "") -> None:
+        """Stop as SageMaker does (SIGTERM, SIGKILL after ``grace``); returns at once. ``by``
+        names who asked ("Ctrl-C"), for the job's reason."""
         if self._done.is_set():
             return
         if self._supervisor is None:
             self._stop_early = True
+            self._stop_by = self._stop_by or by
         else:
-            self._supervisor.request_stop()
+            self._supervisor.request_stop(by)
 
     def kill(self) -> None:
         """Stop without waiting for the grace period."""
@@ -301,7 +320,7 @@ class LocalJob:
                 starter=self._starter,
             )
             if self._stop_early:
-                supervisor.request_stop()
+                supervisor.request_stop(self._stop_by)
             for line in command_notes(self.commands, self.job_dir):
                 log.note(f"[start] {line}")
             log.note(f"[train] running (max_run {max_run:g} s)")

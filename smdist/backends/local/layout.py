@@ -89,6 +89,9 @@ def plan_layout(
     """The plan on this machine: its hosts, their processes and GPUs, its launch resized and
     bound, its settings adapted; every change one line in ``notes``."""
     notes: list[str] = []
+    unsupported = plan.spec.strategy.local_problems()
+    if unsupported:  # before anything is prepared or started
+        raise SpecError(unsupported)
     cpus = cpus or os.cpu_count() or 1
     gpus = local_gpus() if gpus is None else gpus
     if use_gpus is False:
@@ -136,8 +139,9 @@ def _processes_per_host(
     plan: Plan, hosts: int, explicit: int | None, cpus: int, gpus_per_host: int, notes: list[str]
 ) -> int:
     """The processes on each host (before SMP's fit): one TensorFlow worker; else ``explicit``
-    (``--processes-per-host``); else the spec's, kept when the user wrote it and capped by this
-    machine when the strategy chose it."""
+    (``--processes-per-host``, or the spec's count for a strategy that SageMaker runs with one
+    process per GPU); else the spec's, kept when the user wrote it and capped by this machine
+    when the strategy chose it."""
     spec = plan.spec
     launcher = plan.launch.launcher
     requested = plan.launch.processes_per_host
@@ -149,6 +153,16 @@ def _processes_per_host(
                 f"--processes-per-host {explicit} does not apply)"
             )
         return 1
+    written = getattr(spec.strategy, "processes_per_host", "auto")  # as the spec says it
+    if explicit is None and spec.strategy.one_process_per_gpu and written != "auto":
+        # SageMaker starts one per GPU whatever the spec says: the count written in the spec
+        # is for the emulated hosts, as --processes-per-host is (the strategy warns of it).
+        explicit = written
+        if written != requested:
+            notes.append(
+                f"processes per host: {written} as strategy.processes_per_host asks "
+                f"(SageMaker starts {requested}, one per GPU)"
+            )
     if explicit is not None:
         if explicit < 1:
             raise _problem("processes_per_host", "must be at least 1", explicit, "an integer >= 1")

@@ -7,8 +7,9 @@ host's whole process tree). The supervisor then watches:
   at once (not when the job is over), then every other host is stopped;
 - ``max_run`` seconds after the start the job is stopped (SageMaker: MaxRuntimeExceeded);
 - no output from any process for ``stall_timeout`` seconds fails the job as hung;
-- ``request_stop()`` (Ctrl-C, SIGTERM, ``Job.stop()``) stops it, and so does the stop-request
-  file appearing in the job's directory (``smdist stop NAME`` from another process).
+- ``request_stop(by)`` (Ctrl-C, SIGTERM, ``Job.stop()``) stops it, and so does the stop-request
+  file appearing in the job's directory (``smdist stop NAME`` from another process); the
+  stop's detail says which (``stop requested by Ctrl-C``).
 
 Stopping is SageMaker's: SIGTERM (the host init process delivers it to the training processes
 and SIGKILLs what is left after the grace period), then, should an init process itself not
@@ -93,13 +94,17 @@ class Supervisor:
         self.stop_file = stop_file
         self.hosts: list[HostProcess] = []
         self._stop_requested = threading.Event()
+        self._stop_by = ""  # who asked for the stop, in the user's words
         self._kill_requested = threading.Event()
         self._wake = threading.Event()
         self.started_at: float | None = None
         self.outcome = Outcome()
 
     # ---- called from other threads ------------------------------------------------------
-    def request_stop(self) -> None:
+    def request_stop(self, by: str = "") -> None:
+        """Stop the job; ``by`` names who asked ("Ctrl-C"), for its reason."""
+        if by and not self._stop_by:
+            self._stop_by = by
         self._stop_requested.set()
         self._wake.set()
 
@@ -179,8 +184,10 @@ class Supervisor:
         return outcome
 
     def _stop_reason(self, now: float, start: float) -> tuple[str, str] | None:
-        if self._stop_requested.is_set() or (self.stop_file and self.stop_file.exists()):
-            return REQUESTED, "stop requested"
+        if self._stop_requested.is_set():
+            return REQUESTED, "stop requested" + (f" by {self._stop_by}" if self._stop_by else "")
+        if self.stop_file and self.stop_file.exists():
+            return REQUESTED, "stop requested by `smdist stop`"
         if self.max_run is not None and now - start >= self.max_run:
             return MAX_RUN, f"the job ran for max_run = {self.max_run:g} s"
         if self.stall_timeout is not None and now - self.log.last_output >= self.stall_timeout:

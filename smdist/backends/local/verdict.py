@@ -24,7 +24,7 @@ def judge(
     hold the cause.
     """
     if outcome.stop_cause == REQUESTED:
-        return JobStatus.STOPPED, "stop requested", None
+        return JobStatus.STOPPED, outcome.stop_detail or "stop requested", None
     if outcome.stop_cause == MAX_RUN:
         return JobStatus.STOPPED, f"MaxRuntimeExceeded: {outcome.stop_detail}", None
     if outcome.succeeded:
