@@ -83,17 +83,20 @@ def prepare_tensorflow_environment(environ: MutableMapping[str, str] = os.enviro
 
 
 def import_tensorflow() -> Any:
-    """``tensorflow``, with ``tf.keras`` being tf-keras (Keras 2)."""
+    """``tensorflow``, with ``tf.keras`` being Keras 2: tf-keras on TensorFlow >= 2.16, the
+    Keras 2 that TensorFlow <= 2.15 (and its training images) carry on its own."""
     prepare_tensorflow_environment()
     import tensorflow as tf
 
-    keras_module = getattr(tf.keras, "__name__", "")
-    if not keras_module.startswith("tf_keras"):
+    # tf-keras's tf.keras has no __version__; the Keras 2 of TensorFlow <= 2.15 says 2.x.
+    keras_version = str(getattr(tf.keras, "__version__", ""))
+    is_tf_keras = getattr(tf.keras, "__name__", "").startswith("tf_keras")
+    if not (is_tf_keras or keras_version.startswith("2.")):
         raise RuntimeError(
-            f"tf.keras resolves to {keras_module or 'Keras 3'}, not tf-keras (Keras 3 breaks "
-            "model.fit under MultiWorkerMirroredStrategy). Install it with `pip install "
-            f"--no-deps tf-keras=={tf.__version__}`, and make sure nothing imports tensorflow "
-            "before import_tensorflow() sets TF_USE_LEGACY_KERAS=1."
+            f"tf.keras is Keras {keras_version or '3'}, not Keras 2 (Keras 3 breaks model.fit "
+            "under MultiWorkerMirroredStrategy). TensorFlow >= 2.16 needs tf-keras: "
+            f"`pip install --no-deps tf-keras=={tf.__version__}`, and nothing may import "
+            "tensorflow before import_tensorflow() sets TF_USE_LEGACY_KERAS=1."
         )
     return tf
 
