@@ -15,8 +15,8 @@ from typing import Annotated, Any
 
 import typer
 
-from smdist.cli.starters import HYPERPARAMETERS, STARTERS, Field, Starter
 from smdist.errors import OPTION, Problem, SpecError
+from smdist.strategies.starters import HYPERPARAMETERS, STARTERS, Field, Starter
 
 COMMENT_COLUMN = 36  # comments line up here, past the longest "  name: value"
 WIDTH = 100  # a comment that would run past it goes on its own line, above its field

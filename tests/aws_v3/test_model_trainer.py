@@ -244,7 +244,7 @@ def test_every_job_option_reaches_the_request(boto_session, bucket, captured_req
             "isolation": True,
             "encrypt_inter_container_traffic": True,
         },
-        kms={"volume_key_id": "alias/volume", "output_key_id": "alias/output"},
+        kms={"output_key_id": "alias/output"},  # no volume key: p4d's storage is NVMe
         tags={"team": "vision"},
     )
     sent = submit(plan(spec), boto_session, captured_requests)
@@ -254,7 +254,6 @@ def test_every_job_option_reaches_the_request(boto_session, bucket, captured_req
         "InstanceType": "ml.p4d.24xlarge",
         "InstanceCount": 2,
         "VolumeSizeInGB": 30,
-        "VolumeKmsKeyId": "alias/volume",
     }
     assert sent["VpcConfig"] == {
         "SecurityGroupIds": ["sg-0123456789abcdef0"],

@@ -79,3 +79,20 @@ def test_a_volume_key_on_nvme_storage_exits_2_naming_the_field_and_what_to_do(
 def test_a_volume_key_on_an_ebs_volume_is_valid(tmp_path, sdk_line):
     done = validate(tmp_path, "ml.c5.2xlarge")
     assert done.returncode == 0, done.stderr
+
+
+def test_a_volume_key_on_an_ebs_volume_reaches_the_request(sdk_line):
+    from smdist.backends import sagemaker as backend
+    from smdist.planning.plan import plan
+    from smdist.spec.job import JobSpec
+
+    data = yaml.safe_load(EXAMPLE.read_text())
+    data["cluster"]["instance_type"] = "ml.c5.2xlarge"
+    data["kms"] = {"volume_key_id": KEY}
+    shown = backend.dry_run(
+        plan(JobSpec.from_dict(data)),
+        bucket="smdist-lines-test-bucket",
+        role="arn:aws:iam::123456789012:role/SmdistTestRole",
+        region="us-west-2",
+    )
+    assert shown.request["ResourceConfig"]["VolumeKmsKeyId"] == KEY

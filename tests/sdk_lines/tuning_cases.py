@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from smdist import catalog
 from smdist.backends.sagemaker.tuning import request as tuning_request
 
 EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples"
@@ -145,7 +146,8 @@ def assert_described_as_sent(described: dict[str, Any], request: dict[str, Any])
 def rich_job(data: dict[str, Any], spot: bool = True) -> dict[str, Any]:
     """``data`` with every optional setting that reaches the request: inputs, output, VPC,
     isolation, encryption, checkpoints, KMS, tags, environment, metrics, and spot (``spot``)
-    or else a warm pool (SageMaker takes one or the other)."""
+    or else a warm pool (SageMaker takes one or the other). A volume KMS key only where the
+    instance type has an EBS volume: on NVMe instance storage SageMaker refuses one."""
     data = copy.deepcopy(data)
     data.update(
         inputs={"train": {"uri": "s3://data-bucket/train/", "distribution": "ShardedByS3Key"}},
@@ -157,11 +159,14 @@ def rich_job(data: dict[str, Any], spot: bool = True) -> dict[str, Any]:
             "isolation": True,
             "encrypt_inter_container_traffic": True,
         },
-        kms={"volume_key_id": "alias/vol", "output_key_id": "alias/out"},
+        kms={"output_key_id": "alias/out"},
         tags={"team": "ml"},
         environment={"MY_SETTING": "1"},
         metric_definitions=[{"name": "val:loss", "regex": "val_loss=(\\S+)"}],
     )
+    info = catalog.instance(data["cluster"]["instance_type"])
+    if info is not None and info.instance_storage != "nvme":
+        data["kms"]["volume_key_id"] = "alias/vol"
     if spot:
         data["spot"] = {"enabled": True, "max_wait": 2 * data.get("max_run", 3600)}
     else:
