@@ -4,12 +4,12 @@ the local backend names the command that runs it."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from cli_process import run_smdist
 
 JOB = """
 name: hello
@@ -27,18 +27,7 @@ def job_file(tmp_path: Path) -> Path:
 
 
 def smdist(cwd: Path, *args: str, path: str | None = None) -> subprocess.CompletedProcess:
-    environ = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "SM_", "SMDIST"))}
-    environ["AWS_CONFIG_FILE"] = environ["AWS_SHARED_CREDENTIALS_FILE"] = str(cwd / "none")
-    if path is not None:
-        environ["PATH"] = path
-    return subprocess.run(
-        [sys.executable, "-m", "smdist.cli.app", *args],
-        cwd=cwd,
-        env=environ,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return run_smdist(*args, cwd=cwd, without_aws=True, path=path, timeout=300)
 
 
 def test_submit_backend_local_points_to_smdist_run_as_an_option_error(tmp_path):

@@ -4,11 +4,11 @@ written over an existing file without --force, and refused for a strategy it doe
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from cli_process import run_smdist
 
 REPO = Path(__file__).resolve().parents[2]
 STARTERS = [
@@ -27,10 +27,7 @@ EXAMPLE_OF = {name: name for name in STARTERS} | {"parameter_server": "tf_parame
 
 
 def smdist(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "smdist.cli.app", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    return run_smdist(*args, cwd=cwd)
 
 
 @pytest.mark.parametrize("strategy", STARTERS)

@@ -5,12 +5,11 @@ runs the entry point with ``python``, which reads the notebook's JSON as one exp
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_process import run_smdist
 
 NOTEBOOK = {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
 
@@ -29,17 +28,7 @@ def job_with_notebook(tmp_path: Path, entry_point: str = "train.ipynb") -> Path:
 
 
 def smdist(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    # No AWS settings at all: a refusal must come before any AWS call could be tried.
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
-    environ["AWS_CONFIG_FILE"] = environ["AWS_SHARED_CREDENTIALS_FILE"] = str(cwd / "none")
-    return subprocess.run(
-        [sys.executable, "-m", "smdist.cli.app", *args],
-        cwd=cwd,
-        env=environ,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_smdist(*args, cwd=cwd, without_aws=True)
 
 
 @pytest.mark.parametrize("command", ["validate", "plan", "run", "submit"])
