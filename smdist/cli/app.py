@@ -16,6 +16,7 @@ fix, never a traceback unless ``smdist --debug ...`` (or ``SMDIST_DEBUG=1``) ask
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import typer
@@ -44,9 +45,25 @@ app = cli_help.Typer(  # flags show as flags in --help, not as "<bool>"
 _debug = [False]  # set by --debug before a command runs; read by main() when one raises
 
 
+def _skip_pydantic_plugin_search() -> None:
+    """Pydantic plugins observe an application's validation; the smdist command's own job
+    models have none to serve, and finding them reads every installed package's metadata
+    (some 10 ms a command, before a local job's hosts can start). A user who names plugins
+    in PYDANTIC_DISABLE_PLUGINS keeps pydantic's own handling."""
+    if "PYDANTIC_DISABLE_PLUGINS" in os.environ:
+        return
+    try:
+        from pydantic.plugin import _loader
+    except ImportError:  # a pydantic without plugins: nothing to skip
+        return
+    if getattr(_loader, "_plugins", ()) is None:  # not searched yet
+        _loader._plugins = {}
+
+
 @app.callback()
 def _global_options(debug: opt.DebugFlag = False, version: opt.VersionFlag = False) -> None:
     _debug[0] = debug
+    _skip_pydantic_plugin_search()  # here, not for --help / --version: they build no models
 
 
 @app.command("plan")

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import importlib.util
 import os
 import shutil
+import sys
 import tarfile
 import tempfile
 from collections.abc import Iterable
@@ -201,18 +203,72 @@ def upload_notice(plan: Plan) -> list[str]:
     return [] if plan.source_dir is None else large_upload_lines(build_manifest(plan.source_dir))
 
 
-def stage(plan: Plan, dest: Path, entries: list[tuple[Path, str]] | None = None) -> list[str]:
+def stage(
+    plan: Plan,
+    dest: Path,
+    entries: list[tuple[Path, str]] | None = None,
+    bytecode: bool = False,
+) -> list[str]:
     """Copy the bundle (``entries``, or ``bundle(plan)``) into ``dest`` (a local backend's
-    ``/opt/ml/code``); return the paths. The same file list as the upload, by construction."""
+    ``/opt/ml/code``); return the paths. The same file list as the upload, by construction.
+
+    ``bytecode``: the hosts run this machine's Python, so smdist's own runtime modules also
+    get the bytecode this installation compiled for them (``runtime_bytecode``); the user's
+    files never do, and the returned list names only the bundle's files.
+    """
     dest = Path(dest)
     names = []
+    made: set[Path] = set()
+    own = _own_package_dir() if bytecode else None
     for source, arcname in bundle(plan) if entries is None else entries:
         target = dest / arcname
-        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.parent not in made:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            made.add(target.parent)
         shutil.copyfile(source, target)
         shutil.copymode(source, target)
+        if own is not None and arcname.startswith("smdist/") and source.is_relative_to(own):
+            runtime_bytecode(source, target, made)
         names.append(arcname)
     return names
+
+
+def _own_package_dir() -> Path:
+    return runtime_dir().parent
+
+
+def runtime_bytecode(source: Path, target: Path, made: set[Path] | None = None) -> bool:
+    """Give ``target``, a copy of smdist's module ``source``, that module's compiled bytecode
+    (``made``: the directories known to exist).
+
+    The Deep Learning Containers set PYTHONDONTWRITEBYTECODE, so every process of every host
+    would otherwise compile the runtime again (tens of milliseconds before torchrun and each
+    rank can start). The copy takes the source's modification time, which a timestamp-checked
+    ``.pyc`` is matched against (a hash-checked one matches by content); a stale or missing
+    ``.pyc`` is skipped and Python compiles as before. The ``.pyc`` is hard-linked where it
+    can be: Python replaces bytecode by renaming, never by writing into it. Returns whether
+    bytecode was placed.
+    """
+    if sys.pycache_prefix is not None:  # bytecode kept elsewhere: nothing beside the code
+        return False
+    made = set() if made is None else made
+    compiled = importlib.util.cache_from_source(str(source))
+    try:
+        stat = os.stat(source)
+        os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+        if os.stat(compiled).st_mtime_ns < stat.st_mtime_ns:
+            return False
+        placed = Path(importlib.util.cache_from_source(str(target)))
+        if placed.parent not in made:
+            placed.parent.mkdir(exist_ok=True)
+            made.add(placed.parent)
+        try:
+            os.link(compiled, placed)
+        except OSError:  # another file system, or links refused: a copy
+            shutil.copyfile(compiled, placed)
+    except OSError:  # bytecode only saves time; the source is in place either way
+        return False
+    return True
 
 
 # ---- the tarball ---------------------------------------------------------------------------

@@ -25,19 +25,21 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from smdist.checks.secrets import VerdictCache, secret_name
 from smdist.errors import Problem, SpecError
 from smdist.packaging import exclusions as defaults
 
+if TYPE_CHECKING:
+    import pathspec
+
+    _Specs = list[tuple[str, str, pathspec.GitIgnoreSpec]]  # (base, ignore file's path, rules)
+
 IGNORE_FILES = (".gitignore", ".smdistignore")
 _NEVER_DIRS = {".git": "never shipped: .git/", "__pycache__": "never shipped: bytecode"}
 _MAX_HOPS = 40
 _SECRET_DIR_LISTED = 50  # files listed one by one inside a secret directory, then a count
-
-_Specs = list[tuple[str, str, pathspec.GitIgnoreSpec]]  # (base, ignore file's path, rules)
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,8 @@ def _load_ignore_specs(base: str, directory: Path) -> _Specs:
         candidate = directory / name
         try:
             if candidate.is_file():
+                import pathspec  # lazy: most code directories have no ignore file
+
                 lines = candidate.read_text(errors="replace").splitlines()
                 label = f"{base}/{name}" if base else name
                 specs.append((base, label, pathspec.GitIgnoreSpec.from_lines(lines)))

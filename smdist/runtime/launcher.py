@@ -64,6 +64,7 @@ from .signal_forwarding import run_forwarding_signals
 from .torchrun_command import (
     build_torchrun_command,
     installed_torch_version,
+    started_when_store_answers,
     torch_supports_local_addr,
 )
 
@@ -161,5 +162,12 @@ def main(
         script_args=args.script_args,
         local_addr=current_host if torch_supports_local_addr() else None,
     )
-    logger.info("host %s: %s", current_host, shlex.join(command))
-    return run_forwarding_signals(command, child_env)
+    if sagemaker.node_rank() == 0:
+        logger.info("host %s: %s", current_host, shlex.join(command))
+        return run_forwarding_signals(command, child_env)
+    logger.info(
+        "host %s: %s (once %s:%d, the first host's store, answers)",
+        current_host, shlex.join(command), sagemaker.main_address, port,
+    )  # fmt: skip
+    waiting = started_when_store_answers(command, sagemaker.main_address, port)
+    return run_forwarding_signals(waiting, child_env)

@@ -1,5 +1,5 @@
-"""The torchrun command line for one host (static or c10d rendezvous), and whether the
-installed torch takes ``--local_addr``."""
+"""The torchrun command line for one host (static or c10d rendezvous), whether the installed
+torch takes ``--local_addr``, and the line that starts it once the first host's store answers."""
 
 from __future__ import annotations
 
@@ -104,3 +104,19 @@ def build_torchrun_command(
     if local_addr:
         command += ["--local_addr", local_addr]
     return [*command, script, *script_args]
+
+
+WHEN_READY = Path(__file__).with_name("torchrun_when_ready.py")
+STORE_WAIT_SECONDS = 60.0  # past this, torch's own connect retries take over
+
+
+def started_when_store_answers(
+    command: Sequence[str], host: str, port: int, seconds: float = STORE_WAIT_SECONDS
+) -> list[str]:
+    """``command`` (a ``python -m torch.distributed.run`` line) for a host other than the
+    first: run by ``torchrun_when_ready.py``, which imports torch, waits until ``host:port``
+    (the first host's store) answers, then runs torchrun with the same arguments."""
+    if list(command[1:3]) != ["-m", "torch.distributed.run"]:
+        raise ValueError(f"not a torchrun command line: {list(command)[:3]}")
+    python, arguments = command[0], command[3:]
+    return [python, str(WHEN_READY), host, str(port), f"{seconds:g}", "--", *arguments]

@@ -19,6 +19,7 @@ import re
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -270,3 +271,46 @@ def test_an_unprivileged_user_is_offered_user_namespaces():
     found = done.stdout.strip()
     refused = "unprivileged user namespaces, which this kernel refused" in found
     assert found == f"Support(mode='{probe.USER}', problem=None)" or refused, found
+
+
+# In a process of its own, as in a notebook that goes on after the error: preparation fails
+# after the job's thread began making the hosts' network (the channel copy runs out of disk).
+FAILED_PREPARATION = """
+import errno, json, os, sys, threading
+from pathlib import Path
+import smdist
+from smdist.backends.local import preparation
+
+def full_disk(*args, **kwargs):
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+preparation.stage_channels = full_disk
+try:
+    smdist.fit(sys.argv[1], backend="local", options={
+        "root": sys.argv[2], "hosts": 2, "processes_per_host": 1, "namespaces": True})
+except Exception as error:
+    failure = f"{type(error).__name__}: {error}"
+else:
+    failure = None
+children = Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").read_text().split()
+print(json.dumps({"failure": failure, "children": children,
+                  "threads": [thread.name for thread in threading.enumerate()]}))
+"""
+
+
+def test_a_preparation_that_fails_after_the_network_began_leaves_nothing(tmp_path):
+    """The job's thread makes the hosts' network while the code and channels are copied; when
+    the copy fails, the caller gets the error with no thread, process or run folder left."""
+    job = write_job(tmp_path, "same_port", DDP)
+    probe_run = subprocess.run(
+        [sys.executable, "-c", FAILED_PREPARATION, str(job), str(tmp_path / ".smdist")],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path,
+    )  # fmt: skip
+    assert probe_run.returncode == 0, probe_run.stderr
+    seen = json.loads(probe_run.stdout.splitlines()[-1])
+    assert seen["failure"] and "No space left on device" in seen["failure"], seen
+    assert seen["children"] == [] and seen["threads"] == ["MainThread"], seen
+    [job_dir] = (tmp_path / ".smdist" / "jobs").iterdir()
+    assert json.loads((job_dir / "job.json").read_text())["status"] == "Failed"
+    assert host_runs(job_dir.name) == []
+    assert_nothing_left(tmp_path)

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from smdist.packaging.bundle import entry_points_dir
+from smdist.runtime import launcher
 
 pytestmark = [pytest.mark.integration, pytest.mark.torch]
 
@@ -260,3 +261,54 @@ def test_processes_per_host_and_restarts_reach_torchrun(emulated_job):
     assert sorted(r["local_rank"] for r in results) == [0, 1]
     assert all(r["restart_count"] == 1 for r in results)  # the first attempt failed
     assert processes_with(job.marker) == []
+
+
+# The script torchrun runs: when it started, and the exit code it was asked for.
+STARTED_AT = """
+import os, sys, time
+print(f"started {time.time():.6f}", flush=True)
+sys.exit(int(os.environ.get("EXIT_WITH", "0")))
+"""
+
+
+def when_ready(tmp_path: Path, port: int, seconds: float, exit_with: int = 0) -> subprocess.Popen:
+    """``torchrun_when_ready.py`` waiting for ``port``, then a one-process torchrun job."""
+    script = tmp_path / "started_at.py"
+    script.write_text(STARTED_AT)
+    helper = Path(launcher.__file__).with_name("torchrun_when_ready.py")
+    torchrun_args = ["--nnodes", "1", "--nproc_per_node", "1", "--master_port", "0", str(script)]
+    return subprocess.Popen(
+        [sys.executable, str(helper), "127.0.0.1", str(port), str(seconds), "--", *torchrun_args],
+        env={**os.environ, "EXIT_WITH": str(exit_with)}, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+
+
+def test_a_later_host_starts_torchrun_once_the_first_hosts_store_answers(tmp_path):
+    """Its torchrun would otherwise meet a refused port and back off 250-750 ms."""
+    port = free_port()
+    process = when_ready(tmp_path, port, seconds=120)
+    time.sleep(3)  # torch imported meanwhile: the helper is polling the port
+    assert process.poll() is None, process.communicate()[0]
+    with socket.create_server(("127.0.0.1", port)):
+        opened = time.time()
+        output, _ = process.communicate(timeout=120)
+    assert process.returncode == 0, output
+    started = float(output.split("started ")[1].split()[0])
+    assert started > opened, output
+
+
+def test_torchrun_run_by_the_helper_fails_and_stops_as_torchrun_does(tmp_path):
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        failing = when_ready(tmp_path, server.getsockname()[1], seconds=120, exit_with=3)
+        output, _ = failing.communicate(timeout=120)
+    assert failing.returncode == 1, output  # torchrun's own exit code for a failed worker
+    assert "ChildFailedError" in output and "exitcode  : 3" in output, output
+    waiting = when_ready(tmp_path, free_port(), seconds=120)
+    time.sleep(1)
+    waiting.send_signal(signal.SIGTERM)  # as the launcher forwards it
+    assert waiting.wait(timeout=60) == -signal.SIGTERM
+    # Nothing answers within the limit: torchrun starts anyway and its own retries take over.
+    alone = when_ready(tmp_path, free_port(), seconds=0.5)
+    output, _ = alone.communicate(timeout=120)
+    assert alone.returncode == 0 and "started " in output, output

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import compileall
 import hashlib
+import importlib.util
 import json
 import os
+import py_compile
+import subprocess
+import sys
 import tarfile
 from pathlib import Path
 
@@ -205,6 +210,44 @@ def test_stage_copies_the_bundle(project: Path, tmp_path: Path):
         str(p.relative_to(code_dir)) for p in code_dir.rglob("*") if p.is_file()
     ) == sorted(names)
     assert (code_dir / "train.py").read_text() == "print('train')\n"
+
+
+def test_local_stage_gives_the_runtime_its_bytecode_and_the_user_code_none(
+    project: Path, tmp_path: Path
+):
+    """A local host's Python loads smdist's runtime from the bytecode this installation
+    compiled (PYTHONDONTWRITEBYTECODE, as in the images, would make it compile every time);
+    the user's files get none, and the file list is the bundle's alone."""
+    compileall.compile_dir(packaging.runtime_dir(), quiet=1)
+    code_dir = tmp_path / "opt/ml/code"
+    names = packaging.stage(ddp_plan(project), code_dir, bytecode=True)
+    staged_pyc = sorted(p.relative_to(code_dir).as_posix() for p in code_dir.rglob("*.pyc"))
+    assert staged_pyc and all(
+        name.startswith("smdist/runtime/") or name.startswith("smdist/contract/")
+        for name in staged_pyc
+    )
+    assert not any(name.endswith(".pyc") for name in names)
+    loaded = subprocess.run(
+        [sys.executable, "-v", "-c", "import smdist.runtime.launcher as m; print(m.__file__)"],
+        cwd=code_dir,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": str(code_dir)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert loaded.stdout.strip() == str(code_dir / "smdist/runtime/launcher.py")
+    launcher_pyc = importlib.util.cache_from_source(str(code_dir / "smdist/runtime/launcher.py"))
+    assert f"code object from '{launcher_pyc}'" in loaded.stderr
+    # A module edited after its bytecode was compiled is not given that stale bytecode.
+    module = write(tmp_path / "pkg", "mod.py", "X = 1\n")
+    py_compile.compile(str(module))
+    target = write(tmp_path / "staged", "mod.py", "X = 1\n")
+    assert packaging.runtime_bytecode(module, target)
+    os.utime(module, ns=(module.stat().st_atime_ns, module.stat().st_mtime_ns + 10**9))
+    target.unlink()
+    target = write(tmp_path / "staged2", "mod.py", "X = 1\n")
+    assert not packaging.runtime_bytecode(module, target)
+    assert not Path(importlib.util.cache_from_source(str(target))).exists()
 
 
 def test_pack_is_deterministic(project: Path, tmp_path: Path):

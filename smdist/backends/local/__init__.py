@@ -35,6 +35,7 @@ def launch(plan: Plan, **options: Any) -> LocalJob:
     try:
         job._prepare()
     except BaseException as error:
+        job._cancel_start()
         job.release()
         job._abandon(error)
         raise

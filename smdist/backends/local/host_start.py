@@ -119,9 +119,22 @@ class NamespaceHosts:
         self.views = views or {}
         self._closed = False
         self._uncabled: list[tuple[int, subprocess.Popen]] = []
+        self._network: tuple[str | None, Exception | None] | None = None
+
+    def open_network(self) -> None:
+        """Make the job's network now, ahead of ``open`` (which raises what failed here)."""
+        try:
+            self._network = (self.cluster.open(), None)
+        except Exception as error:  # noqa: BLE001 - raised by open(), where the job fails
+            self._network = (None, error)
 
     def open(self) -> str | None:
-        problem = self.cluster.open()
+        if self._network is None:
+            self.open_network()
+        assert self._network is not None
+        problem, error = self._network
+        if error is not None:
+            raise error
         for index, env in self.idle:
             process = self.cluster.start_idle(
                 index + 1, self.roots[index], env, cable=False, views=self.views.get(index, ())

@@ -11,7 +11,7 @@ import threading
 import time
 import traceback
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -91,6 +91,8 @@ class LocalJob:
         self._stop_by = ""  # who asked for a stop made before the supervisor existed
         self._done = threading.Event()
         self._thread: threading.Thread | None = None
+        self._go: threading.Event | None = None  # set: the thread started early may run the job
+        self._abandoned = False  # preparation failed: the thread started early runs nothing
         self._started = time.monotonic()
         self._started_at = time.time()  # wall clock, for `smdist jobs` (monotonic is per boot)
         self._made_job_dir = False  # this job's own folder exists: its record may be written
@@ -129,16 +131,27 @@ class LocalJob:
         Ctrl-C stops the job (a second one kills it), waits for the end, then re-raises.
         """
         deadline = None if timeout is None else time.monotonic() + timeout
-        view = QuietConsoleView(self.options.console, self._stopping, self.log) if logs else None
+        view: QuietConsoleView | None = None
         shown = [0]
 
         def over() -> bool:
             return self._done.is_set() or (deadline is not None and time.monotonic() >= deadline)
 
+        def console_view() -> QuietConsoleView | None:
+            return (
+                QuietConsoleView(self.options.console, self._stopping, self.log) if logs else None
+            )
+
         try:
             try:
+                if logs:
+                    # The view's imports (rich) would hold the interpreter lock while this
+                    # job's thread starts the hosts: made once they are started.
+                    self._until_hosts_started(over)
+                view = console_view()
                 self._show_until(view, shown, over, timeout)
             except KeyboardInterrupt:
+                view = view or console_view()
                 self.stop(by="Ctrl-C")
                 if self.log is not None and not self._done.is_set():
                     self.log.note("interrupted: stopping the job (Ctrl-C again kills it now)")
@@ -155,6 +168,14 @@ class LocalJob:
         if raise_on_failure and status in (JobStatus.FAILED, JobStatus.STOPPED):
             raise JobError(self.name, status, self._failure_reason)
         return status
+
+    def _until_hosts_started(self, over: Callable[[], bool]) -> None:
+        while not over():
+            supervisor = self._supervisor
+            if supervisor is not None and supervisor.spawned.wait(0.05):
+                return
+            if supervisor is None:
+                self._done.wait(0.005)
 
     def _show_until(self, view, shown: list[int], finished, timeout: float | None) -> None:
         """Print log lines (after the ``shown[0]`` already printed) until ``finished()``."""
@@ -225,9 +246,6 @@ class LocalJob:
         notes = opening_notes(self.name, plan, layout, names, self.job_dir, checkpoint_note)
         for line in [*notes, *(f"note: {note}" for note in mode.notes)]:
             log.note(f"[prepare] {line}")
-        # Its launch: what runs here; hosts in namespaces read FullyReplicated channels in place.
-        channels, views = stage_files(layout.plan, hosts, self.job_dir, mode.namespaces)
-        self._place_checkpoints_and_output(log)
         cluster = None
         if mode.namespaces:
             cluster = HostCluster(
@@ -238,12 +256,16 @@ class LocalJob:
                 lend=[self.job_dir, Path(self.python)],
             )
             # Set now so that release() removes the cluster's run folder should the rest fail.
+            self._starter = starter = NamespaceHosts(cluster, [host.base for host in hosts])
+            self._start_thread_early()  # it makes the hosts' network while the code is copied
+        # Its launch: what runs here; hosts in namespaces read FullyReplicated channels in place.
+        channels, views = stage_files(layout.plan, hosts, self.job_dir, mode.namespaces)
+        self._place_checkpoints_and_output(log)
+        if cluster is not None:
             shown: dict[int, tuple[tuple[str, str], ...]] = {}
             for view in views:
                 shown[view.host] = (*shown.get(view.host, ()), (str(view.source), str(view.target)))
-            self._starter = starter = NamespaceHosts(
-                cluster, [host.base for host in hosts], views=shown
-            )
+            starter.views = shown
         prepared = prepare_commands(
             plan,
             layout,
@@ -297,12 +319,41 @@ class LocalJob:
 
     # ---- run ----------------------------------------------------------------------------
     def _start(self) -> None:
-        # Non-daemon: a script that launches without waiting still sees its job through.
-        # The host processes are started from this thread, whose end they are tied to.
-        self._thread = threading.Thread(target=self._run, name=f"smdist-{self.name}")
+        if self._go is not None:  # started early, waiting for the rest of the preparation
+            self._go.set()
+            return
+        self._thread = self._job_thread()
         self._thread.start()
 
+    def _job_thread(self) -> threading.Thread:
+        # Non-daemon: a script that launches without waiting still sees its job through.
+        # The host processes (and their network) are started from this thread, whose end
+        # they are tied to (their parent-death signal follows the thread that forked them).
+        return threading.Thread(target=self._run, name=f"smdist-{self.name}")
+
+    def _start_thread_early(self) -> None:
+        """Start the job's thread during preparation: it opens the hosts' network (some tens
+        of milliseconds of processes starting) meanwhile, then waits for ``_start``."""
+        self._go = threading.Event()
+        self._thread = self._job_thread()
+        self._thread.start()
+
+    def _cancel_start(self) -> None:
+        """Preparation failed: the thread started early ends without running anything."""
+        if self._go is not None and self._thread is not None:
+            self._abandoned = True
+            self._go.set()
+            self._thread.join()
+
     def _run(self) -> None:
+        if self._go is not None:
+            self._starter.open_network()  # a failure is raised by open(), below, in the job
+            self._go.wait()
+            if self._abandoned:
+                return
+        self._run_job()
+
+    def _run_job(self) -> None:
         assert self.log is not None and self.layout is not None
         log = self.log
         try:

@@ -81,7 +81,7 @@ def stage_files(
     try:
         for host in hosts:
             host.create(list(spec.inputs))
-            packaging.stage(plan, host.code, code)
+            packaging.stage(plan, host.code, code, bytecode=True)
         return stage_channels(spec.inputs, hosts, job_dir / "inputs", in_place)
     except (OSError, RuntimeError) as error:
         raise PrepareError(str(error)) from error

@@ -98,6 +98,7 @@ class Supervisor:
         self._kill_requested = threading.Event()
         self._wake = threading.Event()
         self.started_at: float | None = None
+        self.spawned = threading.Event()  # every host process started, or the start failed
         self.outcome = Outcome()
 
     # ---- called from other threads ------------------------------------------------------
@@ -147,6 +148,8 @@ class Supervisor:
             outcome.stop_cause, outcome.stop_detail = FAILURE, str(error)
             failed = self.commands[min(len(self.hosts), len(self.commands) - 1)]
             outcome.failed_hosts.append(failed.host.name)
+        finally:
+            self.spawned.set()
         kill_at: float | None = None
         if outcome.stop_cause:
             kill_at = self._begin_stop()

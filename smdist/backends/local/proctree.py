@@ -51,7 +51,13 @@ PASS_THROUGH = frozenset(
 )
 # Launchers that forward SIGTERM to their workers and wait for them: signal and descend.
 FORWARDING = frozenset(
-    {"torchrun", "torch.distributed.run", "torch.distributed.launch", "launch_torchrun.py"}
+    {
+        "torchrun",
+        "torch.distributed.run",
+        "torch.distributed.launch",
+        "launch_torchrun.py",
+        "torchrun_when_ready.py",
+    }
 )
 _PYTHON_FLAGS_WITH_VALUE = frozenset({"-W", "-X", "-Q"})
 
