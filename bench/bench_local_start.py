@@ -8,7 +8,8 @@ the launch the container would do) in both of the strategy's launcher modes:
 - ``examples/pytorch_ddp_torch_distributed.yaml``: SageMaker's torch_distributed launcher,
   torchrun on each host with a static rendezvous;
 - ``examples/pytorch_ddp.yaml`` with ``max_restarts: 0``: smdist's torchrun launcher, one
-  launcher process per host that starts torchrun with a static rendezvous;
+  launcher process per host that starts torchrun with a static rendezvous (on the second
+  host once the first host's store answers);
 - the same with ``--no-namespaces``, for reference: hosts sharing this machine, what the
   namespaces of real hosts cost;
 - ``examples/pytorch_ddp.yaml`` as shipped (``max_restarts: 1``): the same launcher with the
@@ -19,7 +20,11 @@ against bare ``torchrun --nnodes 1 --nproc_per_node 2`` of the same script, and 
 (targets: <= 1.10 for smdist's launcher, <= 1.15 for torch_distributed). For reference it
 also times bare torchrun as two nodes of one process each
 (two torchrun processes on this machine: what emulating two hosts costs before smdist adds
-anything). The commands run in turn, repeatedly, so that a busy machine slows all alike.
+anything). Where two torchruns meet, the one that reaches the store before it is served backs
+off 250-750 ms (torch's connect retry): bare torchrun on two nodes and the torch_distributed
+launcher (the command SageMaker's own launcher runs) meet that on about half of their starts,
+smdist's launcher avoids it. The commands run in turn, repeatedly, so that a busy machine
+slows all alike.
 Bytecode is cached for every side, as after ``pip install``. Every run starts fresh, so each
 trains from step 1: smdist runs with ``--fresh`` (the earlier runs' checkpoints are set aside,
 not restored; checkpoints are synced while it runs as in any local job), bare torchrun in a

@@ -21,6 +21,10 @@ adapters found on the host stand in. Every argument SageMaker gives the
 launcher (the job's hyperparameters as ``--name value``) reaches the script untouched, in
 order, so a script that parses its flags strictly runs as it would under plain torchrun.
 
+On every host but the first, torchrun starts once the first host's rendezvous store answers
+(``torchrun_when_ready.py``: torch is imported first, then the port is polled): a torchrun that
+gets there before the store would back off 250-750 ms, and the job would start that much later.
+
 The launcher waits (bounded) for every host to resolve, adds NCCL defaults on GPU hosts,
 forwards SIGTERM / SIGINT to torchrun (which then stops its workers; SIGKILL would orphan
 them) and exits with torchrun's exit code, or 143 when a SIGTERM stopped it (torchrun itself
