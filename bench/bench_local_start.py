@@ -21,14 +21,15 @@ against bare ``torchrun --nnodes 1 --nproc_per_node 2`` of the same script, and 
 also times bare torchrun as two nodes of one process each
 (two torchrun processes on this machine: what emulating two hosts costs before smdist adds
 anything). Where two torchruns meet, the one that reaches the store before it is served backs
-off 250-750 ms (torch's connect retry): bare torchrun on two nodes and the torch_distributed
-launcher (the command SageMaker's own launcher runs) meet that on about half of their starts,
-smdist's launcher avoids it. The commands run in turn, repeatedly, so that a busy machine
-slows all alike.
-Bytecode is cached for every side, as after ``pip install``. Every run starts fresh, so each
-trains from step 1: smdist runs with ``--fresh`` (the earlier runs' checkpoints are set aside,
-not restored; checkpoints are synced while it runs as in any local job), bare torchrun in a
-new working directory (the entry point keeps ./checkpoints there).
+off 250-750 ms (torch's connect retry): bare torchrun on two nodes meets that on about half of
+its starts; smdist's launcher, and the local backend for SageMaker's own torchrun command,
+start torchrun on the second host once the first host's store answers. The commands run in
+turn, repeatedly, so that a busy machine slows all alike. Bytecode is cached for every side,
+as after ``pip install`` (smdist's runtime, copied into each host, gets that bytecode too).
+Every run starts fresh, so each trains from step 1: smdist runs with ``--fresh`` (the earlier
+runs' checkpoints are set aside, not restored; checkpoints are synced while it runs as in any
+local job), bare torchrun in a new working directory (the entry point keeps ./checkpoints
+there).
 
 Run: python bench/bench_local_start.py [--repeats N]
 """

@@ -13,6 +13,7 @@ from smdist.backends.local.failure import root_cause
 from smdist.backends.local.hostns import sshd
 from smdist.backends.local.hosts import EmulatedHost
 from smdist.backends.local.launch import (
+    build_commands,
     local_image,
     local_launch,
     local_mpirun,
@@ -422,3 +423,24 @@ def test_emulated_hosts_get_no_efa_settings_whatever_the_instance_type():
     assert (job.launch.efa, job.launch.efa_rdma) == (True, True)
     local = local_launch(_layout("sddp", hosts=2, processes_per_host=1), ["a", "b"])
     assert (local.efa, local.efa_rdma, local.interface) == (False, False, "lo")
+
+
+def test_hosts_after_the_first_start_the_toolkits_torchrun_once_the_store_answers(tmp_path):
+    """SageMaker's torchrun command, unchanged, on every host; on the hosts after the first it
+    is started by the runtime's torchrun_when_ready.py (its own copy in the host's code)."""
+    layout = _layout("pytorch_ddp_torch_distributed")
+    hosts = [
+        EmulatedHost(f"algo-{i + 1}", i, f"127.0.0.{11 + i}", tmp_path / f"h{i}") for i in (0, 1)
+    ]
+    environments = [{"SM_USER_ARGS": '["--epochs", "1"]'} for _ in hosts]
+    first, second = build_commands(
+        local_launch(layout, ["algo-1", "algo-2"]), layout, hosts, environments,
+        program="train.py", python="py", master_port=7777, bin_dir=tmp_path / "bin",
+    )  # fmt: skip
+    torchrun = ["py", "-m", "torch.distributed.run"]
+    assert first.argv[:3] == torchrun and "algo-1" in first.argv
+    helper = str(hosts[1].code / "smdist" / "runtime" / "torchrun_when_ready.py")
+    assert second.argv[:6] == ["py", helper, "algo-1", "7777", "60", "--"]
+    rank = first.argv.index("--node_rank") + 1
+    expected = [*first.argv[3:rank], "1", *first.argv[rank + 1 :]]
+    assert second.argv[6:] == expected  # the same torchrun arguments, as node 1

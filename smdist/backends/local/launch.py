@@ -62,6 +62,7 @@ from smdist.contract.commands import (
 )
 from smdist.contract.host import CONTAINER_INTERFACE as CONTAINER_NIC
 from smdist.contract.host import TORCHRUN_PORT
+from smdist.runtime.torchrun_command import STORE_WAIT_SECONDS, WHEN_READY
 
 if TYPE_CHECKING:
     from smdist.backends.local.network import HostNames
@@ -214,14 +215,30 @@ def build_commands(
         )
         return [mpirun]
     # A rendezvous even on one host (on a free port where hosts share this machine's network).
-    meet = Rendezvous((python, "-m", "torch.distributed.run"), master_port, always=True)
+    first = Rendezvous((python, "-m", "torch.distributed.run"), master_port, always=True)
     commands = []
     for host, env in zip(hosts, environments, strict=True):
         arguments = HostArguments(_script_arguments(env))
+        meet = first
+        if host.index > 0:
+            waiting = _torchrun_once_store_answers(python, host, launch.hosts[0], master_port)
+            meet = replace(first, torchrun=waiting)
         argv = host_command(launch, host.index, image, program, arguments, torchrun=meet).argv
         assert argv is not None  # only an MPI launcher leaves a host without its own command
         commands.append(HostCommand(host, argv, env, host.code))
     return commands
+
+
+def _torchrun_once_store_answers(
+    python: str, host: EmulatedHost, first_host: str, port: int
+) -> tuple[str, ...]:
+    """How torchrun starts on a host after the first: through the host's copy of the
+    runtime's ``torchrun_when_ready.py``, which imports torch, waits until the first host's
+    store answers, then runs torchrun with the same arguments (its output, signals and exit
+    code). A torchrun that reached the store before it was served would back off 250-750 ms
+    on about half of all starts, as smdist's own launcher avoids on SageMaker too."""
+    helper = host.code / "smdist" / "runtime" / WHEN_READY.name
+    return (python, str(helper), first_host, str(port), f"{STORE_WAIT_SECONDS:g}", "--")
 
 
 def _mpirun_host_command(
