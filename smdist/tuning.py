@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from smdist.callbacks import each
 from smdist.checks.disk import check_paths
 from smdist.errors import OPTION, Problem, SpecError
 
@@ -53,7 +54,7 @@ def tune(
         write = _writer(progress)
         if write is not None:
             callbacks.append(TrialLines(write, trial_budget(plan.spec.tuning)))
-        return tune_locally(plan, on_trial=_each([c for c in callbacks if c]), **local)
+        return tune_locally(plan, on_trial=each(*callbacks), **local)
     # lazy: the SageMaker backend, for a SageMaker tuning job only
     from smdist.backends.sagemaker.tuning import launch
 
@@ -62,17 +63,6 @@ def tune(
         write = _writer(progress)
         job.wait(echo=write or (lambda line: None))
     return job
-
-
-def _each(callbacks: list[Callable[[Any], None]]) -> Callable[[Any], None] | None:
-    if not callbacks:
-        return None
-
-    def call(result: Any) -> None:
-        for callback in callbacks:
-            callback(result)
-
-    return call
 
 
 def _writer(progress: bool | Callable[[str], None]) -> Callable[[str], None] | None:

@@ -110,6 +110,18 @@ WHEN_READY = Path(__file__).with_name("torchrun_when_ready.py")
 STORE_WAIT_SECONDS = 60.0  # past this, torch's own connect retries take over
 
 
+def when_ready_prefix(
+    python: str,
+    host: str,
+    port: int,
+    helper: Path = WHEN_READY,
+    seconds: float = STORE_WAIT_SECONDS,
+) -> list[str]:
+    """What comes before torchrun's arguments to start it through ``helper`` (a host's copy of
+    ``torchrun_when_ready.py``) once ``host:port``, the first host's store, answers."""
+    return [python, str(helper), host, str(port), f"{seconds:g}", "--"]
+
+
 def started_when_store_answers(
     command: Sequence[str], host: str, port: int, seconds: float = STORE_WAIT_SECONDS
 ) -> list[str]:
@@ -118,5 +130,4 @@ def started_when_store_answers(
     (the first host's store) answers, then runs torchrun with the same arguments."""
     if list(command[1:3]) != ["-m", "torch.distributed.run"]:
         raise ValueError(f"not a torchrun command line: {list(command)[:3]}")
-    python, arguments = command[0], command[3:]
-    return [python, str(WHEN_READY), host, str(port), f"{seconds:g}", "--", *arguments]
+    return [*when_ready_prefix(command[0], host, port, seconds=seconds), *command[3:]]

@@ -62,7 +62,7 @@ from smdist.contract.commands import (
 )
 from smdist.contract.host import CONTAINER_INTERFACE as CONTAINER_NIC
 from smdist.contract.host import TORCHRUN_PORT
-from smdist.runtime.torchrun_command import STORE_WAIT_SECONDS, WHEN_READY
+from smdist.runtime.torchrun_command import WHEN_READY, when_ready_prefix
 
 if TYPE_CHECKING:
     from smdist.backends.local.network import HostNames
@@ -238,7 +238,7 @@ def _torchrun_once_store_answers(
     code). A torchrun that reached the store before it was served would back off 250-750 ms
     on about half of all starts, as smdist's own launcher avoids on SageMaker too."""
     helper = host.code / "smdist" / "runtime" / WHEN_READY.name
-    return (python, str(helper), first_host, str(port), f"{STORE_WAIT_SECONDS:g}", "--")
+    return tuple(when_ready_prefix(python, first_host, port, helper))
 
 
 def _mpirun_host_command(

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from smdist.backends.sagemaker import request as request_
-from smdist.backends.sagemaker.upload_progress import each, upload_bar
+from smdist.backends.sagemaker.upload_progress import upload_bar
+from smdist.callbacks import each
 from smdist.packaging import bundle as packaging
 
 

@@ -37,16 +37,3 @@ def upload_bar(total: int, label: str) -> Iterator[BytesSent | None]:
     with Progress(*columns, console=console, transient=True) as progress:
         task = progress.add_task(label, total=total)
         yield lambda sent: progress.update(task, advance=sent)  # from boto3's threads: locked
-
-
-def each(*callbacks: BytesSent | None) -> BytesSent | None:
-    """One callback calling every one given; None when none is."""
-    chosen = [callback for callback in callbacks if callback is not None]
-    if not chosen:
-        return None
-
-    def call(sent: int) -> None:
-        for callback in chosen:
-            callback(sent)
-
-    return call
