@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "smdist"
 LAYERS: list[tuple[str, ...]] = [
     ("smdist.contract",),  # the container's contract: standard library, shipped with jobs
     ("smdist.runtime", "smdist.drivers", "smdist.entry_points"),  # in-container, shipped too
-    ("smdist.errors", "smdist.yaml_text", "smdist.version"),
+    ("smdist.errors", "smdist.yaml_text", "smdist.version", "smdist.callbacks"),
     ("smdist.catalog",),
     (
         "smdist.spec.api_shapes",
