@@ -38,7 +38,7 @@ app = cli_help.Typer(  # flags show as flags in --help, not as "<bool>"
     name="smdist",
     help="Typed, pre-checked distributed training on Amazon SageMaker.",
     no_args_is_help=True,
-    add_completion=True,  # smdist --install-completion / --show-completion SHELL
+    add_completion=True,  # smdist --install-completion [SHELL] / --show-completion [SHELL]
     pretty_exceptions_enable=False,
 )
 
@@ -107,7 +107,7 @@ def validate(job_file: opt.JobFile) -> None:
     plan = load_plan(job_file, submittable=True)
     console = terminal.stderr()
     for warning in plan.warnings:
-        console.print(f"warning: {warning}", style="yellow", highlight=False, markup=False)
+        terminal.warn(console, warning)
     typer.echo(f"{job_file}: valid ({plan.spec.strategy.kind}, world size {plan.world_size})")
 
 
@@ -219,9 +219,7 @@ def submit(
     plan = load_plan(job_file)
     console = terminal.stderr()
     for warning in plan.warnings:
-        console.print(
-            f"warning: {warning}", style="yellow", highlight=False, markup=False, soft_wrap=True
-        )
+        terminal.warn(console, warning)
     if backend == "sagemaker":  # local mode runs on this machine: no instance is paid for
         terminal.plain(console, job_cost_line(plan))
     options = sagemaker_jobs.launch_options(backend, bucket, role, region, poll, shm_size)
@@ -324,9 +322,31 @@ def jobs(root: RootOption = LOCAL_ROOT, as_json: opt.JobsJsonFlag = False) -> No
     raise typer.Exit(list_jobs(root, as_json))
 
 
+_COMPLETION_OPTIONS = ("--show-completion", "--install-completion")
+# typer's mode where the completion options take the shell's name (bash, zsh, fish,
+# powershell, pwsh) instead of detecting the shell smdist runs under
+_NAMED_SHELL_MODE = "_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION"
+
+
+def _names_a_shell(argv: list[str]) -> bool:
+    """``smdist --show-completion zsh``: typer would detect the shell that runs smdist and
+    drop the name, so bash would get bash's script; a named shell gets its own (an unknown
+    name is refused with the valid ones, exit 2)."""
+    for index, word in enumerate(argv):
+        if word.startswith(tuple(f"{option}=" for option in _COMPLETION_OPTIONS)):
+            return True
+        if word in _COMPLETION_OPTIONS and index + 1 < len(argv):
+            return not argv[index + 1].startswith("-")
+    return False
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit code (see the module docstring)."""
     _debug[0] = False
+    words = sys.argv[1:] if argv is None else argv
+    named_shell = _names_a_shell(words) and _NAMED_SHELL_MODE not in os.environ
+    if named_shell:
+        os.environ[_NAMED_SHELL_MODE] = "1"
     try:
         app(args=argv, prog_name="smdist", standalone_mode=True)
     except SystemExit as exc:  # click's usage errors (2) and every command's typer.Exit
@@ -334,6 +354,9 @@ def main(argv: list[str] | None = None) -> int:
         return code if isinstance(code, int) else (0 if code is None else EXIT_INVALID)
     except Exception as error:  # noqa: BLE001 - the one place errors become exit codes
         return report(error, terminal.stderr(), debug=debug_requested(_debug[0]))
+    finally:
+        if named_shell:
+            del os.environ[_NAMED_SHELL_MODE]
     return EXIT_OK
 
 

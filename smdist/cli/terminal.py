@@ -16,6 +16,11 @@ def plain(console: Any, text: str) -> None:
     console.print(text, highlight=False, markup=False, soft_wrap=True)
 
 
+def warn(console: Any, text: str) -> None:
+    """A ``warning:`` line, yellow on a terminal, one line in a pipe (greppable)."""
+    console.print(f"warning: {text}", style="yellow", highlight=False, markup=False, soft_wrap=True)
+
+
 def report_end(job, status) -> None:
     """The last line of a job's output: its model, or why it failed (one line)."""
     console, status = stderr(), getattr(status, "value", status)

@@ -85,7 +85,7 @@ def tune_command(
     require_tuning(plan)  # exit 2 naming the field, before any AWS call
     console = terminal.stderr()
     for warning in plan.warnings:
-        terminal.plain(console, f"warning: {warning}")
+        terminal.warn(console, warning)
     if local:
         raise typer.Exit(_tune_locally(plan, console, root, parallel, hosts, fresh))
     terminal.plain(console, search_cost_line(plan, plan.spec.tuning))  # before anything is sent

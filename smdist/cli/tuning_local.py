@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from smdist.backends.tuning_progress import TrialLines
 from smdist.backends.tuning_progress import number as _number
 from smdist.backends.tuning_results import FINISHED
-from smdist.cli.terminal import plain
+from smdist.cli.terminal import plain, warn
 
 if TYPE_CHECKING:
     from smdist.backends.tuning_results import Trial, TuningResult
@@ -109,7 +109,7 @@ def run(
 
     out = out if out is not None else Console()
     for note in local_notes(plan.spec.tuning):
-        console.print(f"warning: {note}", style="yellow", highlight=False, markup=False)
+        warn(console, note)
     warnings.filterwarnings("ignore", category=UserWarning, module=r"smdist\.")  # shown above
     options = {"root": root, "hosts": hosts, "parallel": parallel, "fresh": fresh}
     if console.is_terminal:
