@@ -83,12 +83,12 @@ NOTEBOOKS = (
         "MWMS",
         'MWMS(communication="ring")',
         "ml.g5.xlarge",
-        "2.14",
-        "py310",
+        "2.21",
+        "py312",
         "TensorFlow",
-        pin_note="The ready TensorFlow scripts train on Keras 2. TensorFlow 2.14's image carries "
-        "it; the 2.16 and later images ship Keras 3 without tf-keras, so the pin stays on 2.14, "
-        "past its support (the plan's warning), until the job installs tf-keras itself.",
+        pin_note="The 2.16 and later TensorFlow images ship Keras 3 alone; the ready TensorFlow "
+        "scripts train on Keras 2, so they install the matching tf-keras at start (the job "
+        "needs a package index it can reach: no network isolation).",
     ),
     Notebook(
         "03_horovod.ipynb",
@@ -144,12 +144,12 @@ NOTEBOOKS = (
         "ParameterServer",
         "ParameterServer()",
         "ml.c5.2xlarge",
-        "2.14",
-        "py310",
+        "2.21",
+        "py312",
         "TensorFlow",
-        pin_note="The ready TensorFlow scripts train on Keras 2. TensorFlow 2.14's image carries "
-        "it; the 2.16 and later images ship Keras 3 without tf-keras, so the pin stays on 2.14, "
-        "past its support (the plan's warning), until the job installs tf-keras itself.",
+        pin_note="The 2.16 and later TensorFlow images ship Keras 3 alone; the ready TensorFlow "
+        "scripts train on Keras 2, so they install the matching tf-keras at start (the job "
+        "needs a package index it can reach: no network isolation).",
     ),
     Notebook(
         "08_smp_v2.ipynb",

@@ -28,6 +28,7 @@ from smdist.checks.hyperparameters import RESERVED_PREFIXES as RESERVED_PREFIXES
 from smdist.checks.hyperparameters import SDK_HYPERPARAMETER_COUNT as SDK_HYPERPARAMETER_COUNT
 from smdist.checks.hyperparameters import added_hyperparameters as added_hyperparameters
 from smdist.checks.hyperparameters import check_hyperparameters, effective_framework
+from smdist.checks.ready_keras import check_ready_keras
 from smdist.checks.tuning import check_metric_definitions, check_tuning
 from smdist.checks.v3_names import unexportable_name_problems
 from smdist.checks.values import nul_problems
@@ -53,6 +54,7 @@ def check_spec(spec: JobSpec, toolkit: dict[str, Any] | None = None) -> list[Pro
     )
     problems += _check_instance(spec)
     problems += check_volume_encryption(spec)
+    problems += check_ready_keras(spec)
     problems += check_hyperparameters(spec, toolkit)
     problems += check_environment(spec)
     problems += _check_spot_and_pools(spec)

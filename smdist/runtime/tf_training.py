@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from smdist.runtime import checkpoints
+from smdist.runtime.tf_keras_install import ensure_tf_keras
 from smdist.runtime.tf_multi_worker import (
     COMMUNICATION_CHOICES,
     multi_worker_strategy,
@@ -83,9 +84,11 @@ def prepare_tensorflow_environment(environ: MutableMapping[str, str] = os.enviro
 
 
 def import_tensorflow() -> Any:
-    """``tensorflow``, with ``tf.keras`` being Keras 2: tf-keras on TensorFlow >= 2.16, the
-    Keras 2 that TensorFlow <= 2.15 (and its training images) carry on its own."""
+    """``tensorflow``, with ``tf.keras`` being Keras 2: tf-keras on TensorFlow >= 2.16 (installed
+    first where the image lacks it), the Keras 2 that TensorFlow <= 2.15 carries on its own."""
     prepare_tensorflow_environment()
+    if "tensorflow" not in sys.modules:  # TensorFlow finds tf-keras when it is imported
+        ensure_tf_keras(say=say)
     import tensorflow as tf
 
     # tf-keras's tf.keras has no __version__; the Keras 2 of TensorFlow <= 2.15 says 2.x.

@@ -78,8 +78,8 @@ STARTERS: dict[str, Starter] = {
             Field("communication", "auto", "collectives: auto, ring, or nccl (GPUs only)"),
         ),
         G5,
-        "2.14",
-        "py310",
+        "2.21",
+        "py312",
         framework="TensorFlow",
     ),
     "parameter_server": Starter(
@@ -87,8 +87,8 @@ STARTERS: dict[str, Starter] = {
         "coordinates, the others train.",
         (Field("kind", "parameter_server"),),
         Field("instance_type", "ml.c5.2xlarge", "8 vCPUs: parameter servers run on CPUs anyway"),
-        "2.14",
-        "py310",
+        "2.21",
+        "py312",
         framework="TensorFlow",
     ),
     "horovod_pytorch": Starter(
