@@ -143,6 +143,13 @@ def assert_described_as_sent(described: dict[str, Any], request: dict[str, Any])
     assert described.get("WarmStartConfig") == request.get("WarmStartConfig")
 
 
+def _ready_tensorflow(data: dict[str, Any]) -> bool:
+    strategy, code = data["strategy"], data.get("code", {})
+    framework = code.get("framework") or strategy.get("framework")
+    tensorflow = strategy["kind"] in ("mwms", "parameter_server") or framework == "tensorflow"
+    return tensorflow and not code.get("entry_point") and not code.get("image_uri")
+
+
 def rich_job(data: dict[str, Any], spot: bool = True) -> dict[str, Any]:
     """``data`` with every optional setting that reaches the request: inputs, output, VPC,
     isolation, encryption, checkpoints, KMS, tags, environment, metrics, and spot (``spot``)
@@ -164,6 +171,10 @@ def rich_job(data: dict[str, Any], spot: bool = True) -> dict[str, Any]:
         environment={"MY_SETTING": "1"},
         metric_definitions=[{"name": "val:loss", "regex": "val_loss=(\\S+)"}],
     )
+    if _ready_tensorflow(data):
+        # A ready TensorFlow script on a Keras-3-only image (2.16+) installs tf-keras at start,
+        # which isolation forbids (exit 2): isolation goes with the 2.14 image's own Keras 2.
+        data["code"] = {**data.get("code", {}), "framework_version": "2.14", "py_version": "py310"}
     info = catalog.instance(data["cluster"]["instance_type"])
     if info is not None and info.instance_storage != "nvme":
         data["kms"]["volume_key_id"] = "alias/vol"
