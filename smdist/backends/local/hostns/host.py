@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO
 
 from smdist.backends.local.hostns.probe import SYSTEM_PATH
+from smdist.backends.local.hostns.sshd import SSHD_AFTER_ENVIRONMENT
 
 ENTER = Path(__file__).with_name("enter.py")
 ETC_ENVIRONMENT = "etc-environment"
@@ -68,6 +69,8 @@ def start_host(
     ``state/network`` exists (see ``switch.plug_in``)."""
     state.mkdir(parents=True, exist_ok=True)
     (state / ETC_ENVIRONMENT).write_text("")  # the host's own /etc/environment
+    if spec.listen_ssh:
+        (state / SSHD_AFTER_ENVIRONMENT).touch()
     own_tmp = state / "tmp"
     own_tmp.mkdir(exist_ok=True)
     own_tmp.chmod(0o1777)  # as /tmp is: everyone's, each one's own files

@@ -35,6 +35,10 @@ SESSIONS_SOCKET = "sshd.sock"  # in the run folder, beside the hosts' state fold
 ETC_ENVIRONMENT = "etc-environment"
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 HOST_START_TIMEOUT = 60.0  # seconds a session waits for its host to be ready
+FIRST_HOST = "algo-1"  # SageMaker's first host: the MPI drivers' master, which sshes out
+# In a host's state folder: a host playing a Deep Learning Container (its port 22 answers from
+# the start), whose MPI driver writes /etc/environment before it would start sshd.
+SSHD_AFTER_ENVIRONMENT = "sshd-after-environment"
 SESSION_END_GRACE = 5.0  # seconds between SIGTERM and SIGKILL for a dropped session
 
 
@@ -173,6 +177,8 @@ def main(arguments: list[str], run: str) -> int:
             print(f"ssh: connect to host {host}: it never started", file=sys.stderr)
             return 255
         time.sleep(0.1)
+    if host != FIRST_HOST and (state / SSHD_AFTER_ENVIRONMENT).exists():
+        _await_published(state / ETC_ENVIRONMENT, deadline)
     request = json.dumps({"host": host, "command": " ".join(words)}).encode()
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
         connection.connect(str(Path(run) / SESSIONS_SOCKET))
@@ -185,6 +191,21 @@ def main(arguments: list[str], run: str) -> int:
                 return 255
             status += more
     return int.from_bytes(status, "big", signed=True)
+
+
+def _await_published(path: Path, deadline: float, settle: float = 0.05) -> None:
+    """Until the host's /etc/environment is written (its size held still ``settle`` seconds),
+    or ``deadline``. On SageMaker the MPI drivers (the training toolkit's, SDK v3's, smdist's)
+    write it on the hosts after the first before they start sshd, so no session reaches such
+    a host before it; the emulated port 22 answers from the host's start, so the session waits
+    here instead, or it would start without the host's SM_* variables."""
+    size = 0
+    while time.monotonic() < deadline:
+        time.sleep(settle)
+        now = path.stat().st_size
+        if now and now == size:
+            return
+        size = now
 
 
 def write_client(tools: Path, run: Path) -> Path:
