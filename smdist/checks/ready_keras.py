@@ -7,14 +7,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from smdist import catalog
 from smdist.checks.images import chosen_image
 from smdist.errors import Problem
+from smdist.runtime.tf_keras_install import FIRST_KERAS_3_MINOR, tf_keras_requirement
 
 if TYPE_CHECKING:
     from smdist.spec.job import JobSpec
-
-FIRST_KERAS_3_VERSION = "2.16"
 
 
 def check_ready_keras(spec: JobSpec) -> list[Problem]:
@@ -25,8 +23,8 @@ def check_ready_keras(spec: JobSpec) -> list[Problem]:
     if not spec.network.isolation or spec.cluster.is_local_mode:
         return []
     image = chosen_image(spec)
-    if image is None or catalog.compare_versions(image.version, FIRST_KERAS_3_VERSION) < 0:
-        return []
+    if image is None or tf_keras_requirement(image.version) is None:
+        return []  # TensorFlow's own Keras 2
     return [
         Problem(
             "network.isolation",
@@ -34,7 +32,7 @@ def check_ready_keras(spec: JobSpec) -> list[Problem]:
             f"ready {spec.entry_point} needs Keras 2: it installs tf-keras from a package "
             "index at start, which network isolation cuts off",
             True,
-            f"false; or code.framework_version < {FIRST_KERAS_3_VERSION}; or code.image_uri "
+            f"false; or code.framework_version < 2.{FIRST_KERAS_3_MINOR}; or code.image_uri "
             "of an image that has tf-keras",
         )
     ]

@@ -15,7 +15,6 @@ or not at all (installed beside it, then renamed). Standard library only: shippe
 
 from __future__ import annotations
 
-import fcntl
 import importlib
 import importlib.metadata
 import importlib.util
@@ -69,6 +68,8 @@ def ensure_tf_keras(environ: Mapping[str, str] = os.environ, say=None) -> Path |
     requirement = tf_keras_requirement(version) if version else None
     if requirement is None:
         return None
+    import fcntl  # here: validate imports this module for its version rule, on any system
+
     folder = cache_root(environ) / requirement.rpartition("~=")[2]
     folder.parent.mkdir(parents=True, exist_ok=True)
     with open(folder.parent / f".{folder.name}.lock", "w") as lock:

@@ -20,7 +20,11 @@ from smdist.backends.job_records import process_identity
 from smdist.backends.local.hostns.host import HostSpec, init_pid, network_ready, start_host
 from smdist.backends.local.hostns.lent import lent_paths
 from smdist.backends.local.hostns.probe import SYSTEM_PATH
-from smdist.backends.local.hostns.sshd import SessionBroker, write_client
+from smdist.backends.local.hostns.sshd import (
+    SSHD_AFTER_ENVIRONMENT,
+    SessionBroker,
+    write_client,
+)
 from smdist.backends.local.hostns.switch import (
     GATEWAY,
     Switch,
@@ -128,6 +132,9 @@ class HostCluster:
             tuple(lent), network, views,
         )  # fmt: skip
         userns = self.switch.pid if self.user_namespace else None
+        if listen_ssh and index > 1:  # its sessions wait for what its driver publishes
+            (self.run / name).mkdir(exist_ok=True)
+            (self.run / name / SSHD_AFTER_ENVIRONMENT).touch()
         process = start_host(
             self.run / name, spec, stdout=stdout, stderr=stderr, user_namespace=userns
         )

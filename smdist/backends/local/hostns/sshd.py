@@ -35,9 +35,9 @@ SESSIONS_SOCKET = "sshd.sock"  # in the run folder, beside the hosts' state fold
 ETC_ENVIRONMENT = "etc-environment"
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 HOST_START_TIMEOUT = 60.0  # seconds a session waits for its host to be ready
-FIRST_HOST = "algo-1"  # SageMaker's first host: the MPI drivers' master, which sshes out
-# In a host's state folder: a host playing a Deep Learning Container (its port 22 answers from
-# the start), whose MPI driver writes /etc/environment before it would start sshd.
+# In a host's state folder: a host after the first playing a Deep Learning Container (its
+# port 22 answers from the start), whose MPI driver writes /etc/environment before it would
+# start sshd (the first host, mpirun's, starts sshd at once under the training toolkit).
 SSHD_AFTER_ENVIRONMENT = "sshd-after-environment"
 SESSION_END_GRACE = 5.0  # seconds between SIGTERM and SIGKILL for a dropped session
 
@@ -177,7 +177,7 @@ def main(arguments: list[str], run: str) -> int:
             print(f"ssh: connect to host {host}: it never started", file=sys.stderr)
             return 255
         time.sleep(0.1)
-    if host != FIRST_HOST and (state / SSHD_AFTER_ENVIRONMENT).exists():
+    if (state / SSHD_AFTER_ENVIRONMENT).exists():
         _await_published(state / ETC_ENVIRONMENT, deadline)
     request = json.dumps({"host": host, "command": " ".join(words)}).encode()
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
