@@ -33,7 +33,8 @@ _EXPORTS = {
     "model_trainer_distributed": "smdist.backends.sagemaker.v3.trainer",
 }
 # Every registered strategy's public names (MWMS, ParameterServer, SMPv1, ...), from the registry.
-_EXPORTS |= dict.fromkeys(STRATEGY_NAMES, "smdist.strategies")
+# update(), not |= (3.9): a ready script loads this on the image's Python (3.8 and up).
+_EXPORTS.update(dict.fromkeys(STRATEGY_NAMES, "smdist.strategies"))
 
 __all__ = [
     "Checkpoint",

@@ -5,13 +5,13 @@ The one place a Plan is made for running: backends receive it and bind it, never
 
 from __future__ import annotations
 
-import importlib
 import sys
 from typing import Any
 
-from smdist.backends import BACKENDS, DEFAULT_BACKEND, Job, check_options
+from smdist.backends import registry
+from smdist.backends.base import Job
 from smdist.checks.disk import check_paths
-from smdist.errors import OPTION, Problem, SpecError
+from smdist.errors import SpecError
 
 
 def _spec_from(spec: Any, fields: dict[str, Any]):
@@ -32,7 +32,7 @@ def _spec_from(spec: Any, fields: dict[str, Any]):
 def fit(
     spec: Any = None,
     *,
-    backend: str = DEFAULT_BACKEND,
+    backend: str = registry.DEFAULT_BACKEND,
     wait: bool = True,
     logs: bool = True,
     options: dict[str, Any] | None = None,
@@ -41,32 +41,25 @@ def fit(
     """Run a job: ``fit(JobSpec)``, ``fit("job.yaml")``, ``fit({...})`` or ``fit(name=...,
     strategy=PyTorchDDP(), cluster=Cluster(...), ...)``.
 
-    ``backend``: ``local`` (default: emulated hosts on this machine), ``sagemaker``, or
-    ``sagemaker-local`` (the SDK's Docker local mode). ``options`` go to the backend (for the
-    local backend e.g. ``hosts`` and ``processes_per_host``). With ``wait`` (default) this
-    returns when the job has ended; check ``job.status``.
+    ``backend``: a name from ``smdist.backends.BACKENDS`` (default ``local``: emulated hosts on
+    this machine; ``sagemaker``; ``sagemaker-local``, the SDK's Docker local mode). ``options``
+    go to the backend, checked against its options model (``smdist.backends.registry.get(name)
+    .Options``; for the local backend e.g. ``hosts`` and ``processes_per_host``). With ``wait``
+    (default) this returns when the job has ended; check ``job.status``.
     """
-    if backend not in BACKENDS:
-        raise SpecError(
-            [Problem("backend", "unknown backend", backend, ", ".join(BACKENDS))], OPTION
-        )
     # lazy: the planner (and the job models), when fit runs
     from smdist.planning.plan import plan as make_plan
 
-    check_options(backend, options or {})
+    chosen = registry.get(backend)
+    chosen_options = chosen.options(options)
     job_spec = _spec_from(spec, fields)
     problems = check_paths(job_spec)  # planning reads no disk: paths are checked here
     if problems:
         raise SpecError(problems)
-    module = importlib.import_module(BACKENDS[backend])
     plan = make_plan(job_spec)
-    if backend != DEFAULT_BACKEND:  # the code is uploaded or copied into a container
-        # lazy: packaging, for the backends that upload or copy the code
-        from smdist.packaging.bundle import upload_notice
-
-        for line in upload_notice(plan):
-            print(line, file=sys.stderr)
-    job = module.launch(plan, **(options or {}))
+    for line in chosen.announce(plan):  # what is uploaded or copied, before it is
+        print(line, file=sys.stderr)
+    job = chosen.launch(plan, chosen_options)
     if wait:
         job.wait(logs=logs)
     return job

@@ -3,8 +3,10 @@
 Both local backends (the emulator and SageMaker local mode) write the record; ``smdist
 status|logs|stop`` and a job handle in another process read it, and follow its combined log
 (``logs/job.log``). A stop is asked of the job's supervising process by a file in the job
-directory; the record names that process by ``process_identity``. Standard library only, so
-reading a job loads neither backend.
+directory; the record names that process by ``process_identity``. A record still InProgress
+whose supervising process is gone (kill -9, OOM) is written back as Failed by the first reader
+that finds it so, with an end time. Standard library only, so reading a job loads neither
+backend.
 """
 
 from __future__ import annotations
@@ -73,9 +75,13 @@ class LocalJobRecord:
 
     @property
     def ended(self) -> float | None:
-        """When it ended: its final record was written then (None while it runs)."""
+        """When it ended: as a reader that found it dead recorded it, else when its final
+        record was written (None while it runs)."""
         if not self.finished:
             return None
+        recorded = self.record.get("ended")  # a number or None: read_job checked it
+        if recorded is not None:
+            return float(recorded)
         try:
             return (self.job_dir / RECORD).stat().st_mtime
         except OSError:
@@ -94,6 +100,10 @@ def _supervisor_alive(identity: Any) -> bool:
 
 def _text(value: Any) -> bool:
     return value is None or isinstance(value, str)
+
+
+def _time(value: Any) -> bool:
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
 
 
 def _count(value: Any) -> bool:
@@ -119,10 +129,9 @@ FIELD_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
         lambda v: v is None or (isinstance(v, dict) and all(_count(c) for c in v.values())),
         "host -> exit code, or null",
     ),  # fmt: skip
-    "started": (
-        lambda v: v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)),
-        "seconds since the epoch, or null",
-    ),  # fmt: skip
+    "started": (_time, "seconds since the epoch, or null"),
+    # Written only by a reader that found the supervising process gone (``_found_dead``).
+    "ended": (_time, "seconds since the epoch, or null"),
     "supervisor": (
         lambda v: (
             v is None
@@ -168,12 +177,47 @@ def read_job(job_dir: Path) -> LocalJobRecord:
             record = _load(path)
             status, reason = str(record.get("status")), record.get("failure_reason")
             if status not in FINISHED:
-                pid = record["supervisor"][0]
-                status = "Failed"
-                reason = f"the process that ran the job (pid {pid}) ended without an outcome"
+                record = _found_dead(job_dir, record)
+                status, reason = "Failed", record["failure_reason"]
         elif (job_dir / STOP_FILE).exists():
             status = "Stopping"
     return LocalJobRecord(job_dir, record, status, reason)
+
+
+def _found_dead(job_dir: Path, record: dict[str, Any]) -> dict[str, Any]:
+    """The record of a job whose supervising process ended without writing the job's end:
+    Failed, saying so and when it was found, ended when its files were last written. Written
+    back, so that every later reader (``smdist jobs``' duration too) reads the same end; a
+    folder this reader may not write still gets the corrected record in memory."""
+    now = time.time()
+    started = record.get("started")
+    ended = _last_written(job_dir) or now
+    if isinstance(started, (int, float)):
+        ended = max(ended, float(started))  # a clock set back must not give a negative duration
+    found = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(now))
+    pid = (record.get("supervisor") or ["?"])[0]
+    reason = (
+        f"the process supervising the job (pid {pid}) ended without recording an end, so "
+        f"without an outcome (found at {found})"
+    )
+    dead = {**record, "status": "Failed", "failure_reason": reason, "ended": round(ended, 3)}
+    try:  # atomic: another reader sees the old record or this one, never half of it
+        write_text_atomically(job_dir / RECORD, json.dumps(dead, indent=1) + "\n")
+    except OSError:
+        pass  # a read-only folder or a full disk: the status read here is right all the same
+    return dead
+
+
+def _last_written(job_dir: Path) -> float | None:
+    """When the job last wrote: its combined log (every host line goes there through the
+    supervising process) or its record, whichever is later; two stats, no walk of the hosts."""
+    times = []
+    for path in (job_dir / "logs" / "job.log", job_dir / RECORD):
+        try:
+            times.append(path.stat().st_mtime)
+        except OSError:
+            continue
+    return max(times, default=None)
 
 
 def request_stop(job: LocalJobRecord) -> bool:

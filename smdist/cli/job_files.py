@@ -16,10 +16,10 @@ def load_plan(path: Path, submittable: bool = False):
 
     made = plan(load(path))
     if submittable:
-        # lazy: the SageMaker backend's modules, for a submittable check only
-        from smdist.backends.sagemaker import submission_problems
+        # lazy: the backends' table, for a submittable check only
+        from smdist.backends import registry
 
-        problems = submission_problems(made)
+        problems = registry.get(registry.DEFAULT_SUBMIT_BACKEND).submission_problems(made)
         if problems:
             raise SpecError(problems)
     return made

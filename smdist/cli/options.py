@@ -16,21 +16,14 @@ RegionOption = Annotated[str | None, typer.Option(help="AWS region (default: AWS
 PollOption = Annotated[float, typer.Option(help="seconds between status polls", hidden=True)]
 
 # ---- run -----------------------------------------------------------------------------------
-# run is always local; --backend is accepted so that `--backend local` reads as it does for
-# status, logs and stop, and any other value is pointed to `smdist submit` (cli.local).
+# run supervises the job in this process; --backend is accepted so that `--backend local` reads
+# as it does for status, logs and stop, and any other value is pointed to `smdist submit`.
 RunBackendOption = Annotated[
     str, typer.Option("--backend", help="local: emulated hosts here (SageMaker: smdist submit)")
 ]
 # Accepted and ignored: run is always local. Hidden, but kept so that scripts and CI jobs
 # written when --help still listed it keep working (README: "Running locally").
 LocalFlag = Annotated[bool, typer.Option("--local", hidden=True)]
-HostsOption = Annotated[
-    int | None, typer.Option("--hosts", min=1, help="emulated hosts (default: instance_count)")
-]
-ProcessesPerHostOption = Annotated[
-    int | None,
-    typer.Option("--processes-per-host", min=1, help="default: the strategy's, capped here"),
-]
 AssignmentsOption = Annotated[
     list[str] | None,
     typer.Option(
@@ -40,34 +33,7 @@ AssignmentsOption = Annotated[
         help="override a hyperparameter (repeatable)",
     ),
 ]
-MaxRunOption = Annotated[
-    float | None, typer.Option("--max-run", min=1, help="seconds (default: the spec's)")
-]
-StallTimeoutOption = Annotated[
-    float,
-    typer.Option(help="fail when no process prints for this many seconds (0: never)"),
-]
-GraceOption = Annotated[float, typer.Option(min=0.1, help="seconds from SIGTERM to SIGKILL")]
-CpuFlag = Annotated[bool, typer.Option("--cpu", help="run on CPU even where GPUs exist")]
 RunRootOption = Annotated[Path, typer.Option(help="where jobs, logs and checkpoints are kept")]
-FreshFlag = Annotated[
-    bool,
-    typer.Option(
-        "--fresh",
-        help="start without the checkpoints earlier runs kept (they are moved aside, not "
-        "deleted, once this job has written its own)",
-    ),
-]
-NamespacesFlag = Annotated[
-    bool | None,
-    typer.Option(
-        "--namespaces/--no-namespaces",
-        help="each host in Linux namespaces of its own: /opt/ml at its real path, its own "
-        "hostname, network and ports (default: where this machine can make them); "
-        "--no-namespaces shares this machine's files and network",
-        show_default=False,
-    ),
-]
 
 # ---- submit --------------------------------------------------------------------------------
 SubmitWaitFlag = Annotated[
@@ -76,14 +42,12 @@ SubmitWaitFlag = Annotated[
 DryRunFlag = Annotated[
     bool, typer.Option("--dry-run", help="print the CreateTrainingJob request; call no AWS API")
 ]
-SubmitBackendOption = Annotated[str, typer.Option(help="sagemaker or sagemaker-local")]
+SubmitBackendOption = Annotated[
+    str, typer.Option(help="where to send it: sagemaker, sagemaker-local (smdist.backends)")
+]
 BucketOption = Annotated[str | None, typer.Option(help="S3 bucket for code (default: SDK's)")]
 RoleOption = Annotated[str | None, typer.Option(help="IAM role ARN when the job file has none")]
 LogsFlag = Annotated[bool, typer.Option(help="stream the job's logs while waiting")]
-ShmSizeOption = Annotated[
-    str | None,
-    typer.Option(help="sagemaker-local: /dev/shm size of each container, e.g. 2gb"),
-]
 
 # ---- the others ----------------------------------------------------------------------------
 DebugFlag = Annotated[
@@ -116,3 +80,26 @@ JobsJsonFlag = Annotated[bool, typer.Option("--json", help="print the list as JS
 DescribeJsonFlag = Annotated[bool, typer.Option("--json", help="print DescribeTrainingJob")]
 FollowFlag = Annotated[bool, typer.Option("--follow", "-f", help="until the job ends")]
 StopWaitFlag = Annotated[bool, typer.Option("--wait", help="wait until it has stopped")]
+
+# ---- status, logs, stop, jobs ----------------------------------------------------------------
+BackendOption = Annotated[
+    str,
+    typer.Option(
+        help="auto: the job or study of that name kept on this machine under --root (or the "
+        "job at that path) if there is one, else the SageMaker job; or a backend's name "
+        "(smdist.backends: local, sagemaker, sagemaker-local)"
+    ),
+]
+JobsBackendOption = Annotated[
+    str, typer.Option(help="whose jobs to list: local (under --root), sagemaker, sagemaker-local")
+]
+RootOption = Annotated[Path, typer.Option(help="where local jobs are kept (smdist run --root)")]
+LookupPollOption = Annotated[
+    float | None, typer.Option("--poll", help="seconds between status polls", hidden=True)
+]
+TrainingJobOption = Annotated[
+    str | None,
+    typer.Option(
+        "--job", help="a tuning job's trial (training job) to show; default: the best one"
+    ),
+]

@@ -19,12 +19,13 @@ from typing import Annotated, Any
 
 import typer
 
+from smdist.backends import registry
+from smdist.checks.tuning_section import require_tuning
 from smdist.cli import options as opt
-from smdist.cli import terminal
+from smdist.cli import terminal, tuning_local
+from smdist.cli.assignments import LOCAL_ROOT
 from smdist.cli.job_files import load_plan
-from smdist.cli.local import LOCAL_ROOT
 from smdist.errors import OPTION, Problem, SpecError
-from smdist.planning.cost_text import search_cost_line
 
 TuneWaitFlag = Annotated[
     bool,
@@ -51,6 +52,10 @@ TuneFreshFlag = Annotated[
         "earlier search is set aside, not deleted)",
     ),
 ]
+TuneBackendOption = Annotated[
+    str | None,
+    typer.Option(help="where to search: sagemaker (default), or local (as --local)"),
+]
 TuneHostsOption = Annotated[
     int | None,
     typer.Option("--hosts", min=1, help="--local: emulated hosts (default: instance_count)"),
@@ -62,47 +67,45 @@ def tune_command(
     dry_run: TuneDryRunFlag = False,
     wait: TuneWaitFlag = False,
     local: TuneLocalFlag = False,
+    backend: TuneBackendOption = None,
     bucket: opt.BucketOption = None,
     role: opt.RoleOption = None,
     region: opt.RegionOption = None,
-    poll: opt.PollOption = 30.0,
+    poll: opt.LookupPollOption = None,
     parallel: ParallelOption = None,
     hosts: TuneHostsOption = None,
     fresh: TuneFreshFlag = False,
     root: opt.RunRootOption = LOCAL_ROOT,
 ) -> None:
     """Search the job's tuning: hyperparameters (SageMaker tuning job, or --local here)."""
-    # lazy: the SageMaker backend, for tune only (--help stays quick)
-    from smdist.backends.sagemaker.tuning.request import require_tuning
-
-    _check_options(
-        local,
-        sagemaker_only={"--dry-run": dry_run, "--bucket": bucket, "--role": role,
-                        "--region": region},
-        local_only={"--parallel": parallel, "--hosts": hosts, "--fresh": fresh},
-    )  # fmt: skip
+    chosen = _chosen(local, backend)
+    here = chosen.command == "run"  # the search is supervised by this process
+    flags = {"--bucket": bucket, "--role": role, "--region": region, "--poll": poll,
+             "--parallel": parallel, "--hosts": hosts, "--fresh": fresh or None}  # fmt: skip
+    if here and dry_run:
+        flags["--dry-run"] = True
+    options = _tune_options(chosen, flags, root if here else None)
     plan = load_plan(job_file)
-    require_tuning(plan)  # exit 2 naming the field, before any AWS call
+    require_tuning(plan.spec)  # exit 2 naming the field, before any cloud call
     console = terminal.stderr()
     for warning in plan.warnings:
         terminal.warn(console, warning)
-    if local:
-        raise typer.Exit(_tune_locally(plan, console, root, parallel, hosts, fresh))
-    terminal.plain(console, search_cost_line(plan, plan.spec.tuning))  # before anything is sent
-    if dry_run:
-        _show_dry_run(plan, console, bucket=bucket, role=role, region=region)
-        return
-    # lazy: the SageMaker backend and packaging, for a launch only
-    from smdist.backends.sagemaker import tuning
-    from smdist.packaging.bundle import upload_notice
-
-    for line in upload_notice(plan):  # before the upload, so a mistake can be stopped
+    if here:
+        raise typer.Exit(tuning_local.run(plan, chosen, options, console=console))
+    for line in chosen.tune_notes(plan):  # what it may cost, before anything is sent
         terminal.plain(console, line)
-    job = tuning.launch(plan, bucket=bucket, role=role, region=region, poll_seconds=poll)
+    if dry_run:
+        shown, notes = chosen.show(plan, chosen.tune_dry_run(plan, options))
+        typer.echo(shown)
+        for line in notes:
+            terminal.plain(console, line)
+        return
+    for line in chosen.announce(plan):  # before the upload, so a mistake can be stopped
+        terminal.plain(console, line)
+    job = chosen.tune(plan, options, None, wait=False)
     typer.echo(job.name)
-    if job.source_uri is not None and job.uploaded_bytes is not None:
-        done = f"uploaded {job.uploaded_bytes} bytes" if job.uploaded_bytes else "unchanged"
-        terminal.plain(console, f"code: {done} ({job.source_uri})")
+    for line in chosen.launched(job):
+        terminal.plain(console, line)
     if not wait:
         terminal.plain(
             console,
@@ -115,43 +118,42 @@ def tune_command(
     raise typer.Exit(status.exit_code)
 
 
-def _check_options(local: bool, sagemaker_only: dict[str, Any], local_only: dict[str, Any]) -> None:
-    """Every option set that the chosen place does not use: exit 2, nothing dropped."""
-    if local:
-        wrong = [name for name, value in sagemaker_only.items() if value]
-        why, valid = "is for a SageMaker tuning job; --local searches here", "leave out --local"
-    else:
-        wrong = [name for name, value in local_only.items() if value]
-        why, valid = "is for a search here (--local)", "add --local, or leave the option out"
+def _chosen(local: bool, backend: str | None) -> Any:
+    """``--local``: the default backend's search here; else ``--backend`` (default: the
+    default submit backend's)."""
+    if local and backend is not None:
+        raise SpecError(
+            [Problem("--local", "and --backend both say where", None, "one of the two")], OPTION
+        )
+    name = registry.DEFAULT_BACKEND if local else backend or registry.DEFAULT_SUBMIT_BACKEND
+    chosen = registry.get(name, "--backend")
+    if not chosen.tunes:
+        valid = ", ".join(registry.names(tunes=True))
+        problem = Problem("--backend", "runs no hyperparameter search", name, valid)
+        raise SpecError([problem], OPTION)
+    return chosen
+
+
+def _tune_options(chosen: Any, flags: dict[str, Any], root: Path | None) -> Any:
+    """The chosen backend's search options; every flag set that it does not take: exit 2,
+    nothing dropped."""
+    fields = chosen.tune_options_model().model_fields
+    given = {name: value for name, value in flags.items() if value is not None}
+    wrong = [name for name in given if _field(name) not in fields]
     if wrong:
+        if chosen.command == "run":
+            why, valid = "is for a SageMaker tuning job; --local searches here", "leave out --local"
+        else:
+            why, valid = "is for a search here (--local)", "add --local, or leave the option out"
         raise SpecError([Problem(name, why, None, valid) for name in wrong], OPTION)
+    values = {_field(name): value for name, value in given.items()}
+    if root is not None:
+        values["root"] = root
+    return chosen.tune_options(values)
 
 
-def _tune_locally(
-    plan: Any, console: Any, root: Path, parallel: int | None, hosts: int | None, fresh: bool
-) -> int:
-    # lazy: the search's table and results, for --local only (smdist --help imports this module)
-    from smdist.cli import tuning_local
-
-    return tuning_local.run(
-        plan, console=console, root=root, parallel=parallel, hosts=hosts, fresh=fresh
-    )
-
-
-def _show_dry_run(
-    plan: Any, console: Any, bucket: str | None, role: str | None, region: str | None
-) -> None:
-    """The request on stdout as JSON; its notes and what would ship on stderr."""
-    # lazy: the SageMaker backend and packaging, for a dry run only
-    from smdist.backends.sagemaker import tuning
-    from smdist.packaging.bundle import dry_run_lines
-
-    shown = tuning.dry_run(plan, bucket=bucket, role=role, region=region)
-    typer.echo(json.dumps(shown.to_dict(), indent=2, default=str))
-    for note in shown.warnings[len(plan.warnings) :]:  # the dry run's own, e.g. its region
-        terminal.plain(console, f"note: {note}")
-    for line in dry_run_lines(plan):
-        terminal.plain(console, line)
+def _field(flag: str) -> str:
+    return {"--poll": "poll_seconds"}.get(flag, flag[2:].replace("-", "_"))
 
 
 def show_best(job: Any) -> None:

@@ -14,10 +14,8 @@ trial completed.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from smdist.backends.tuning_progress import TrialLines
 from smdist.backends.tuning_progress import number as _number
 from smdist.backends.tuning_results import FINISHED
 from smdist.cli.terminal import plain, warn
@@ -84,18 +82,10 @@ def best_lines(result: TuningResult) -> list[str]:
     ]
 
 
-def run(
-    plan: Plan,
-    *,
-    console: Any,
-    root: Path,
-    parallel: int | None = None,
-    hosts: int | None = None,
-    fresh: bool = False,
-    out: Any = None,
-) -> int:
-    """Run the plan's search locally, its progress on ``console`` (stderr) and what it found
-    on ``out`` (default: a console on stdout); returns the exit code.
+def run(plan: Plan, backend: Any, options: Any, *, console: Any, out: Any = None) -> int:
+    """Run the plan's search on ``backend`` (one that searches on this machine), its progress
+    on ``console`` (stderr) and what it found on ``out`` (default: a console on stdout);
+    returns the exit code.
 
     On a terminal the table is redrawn in place, then left for stdout's; elsewhere (a CI log)
     each trial's end is one line.
@@ -104,14 +94,10 @@ def run(
 
     from rich.console import Console
 
-    # lazy: the local backend and Optuna, for --local only
-    from smdist.backends.local.tuning import local_notes, trial_budget, tune_locally
-
     out = out if out is not None else Console()
-    for note in local_notes(plan.spec.tuning):
+    for note in backend.tune_notes(plan):
         warn(console, note)
     warnings.filterwarnings("ignore", category=UserWarning, module=r"smdist\.")  # shown above
-    options = {"root": root, "hosts": hosts, "parallel": parallel, "fresh": fresh}
     if console.is_terminal:
         from rich.live import Live
 
@@ -121,12 +107,11 @@ def run(
             def redraw(result: TuningResult) -> None:
                 live.update(trial_table(result), refresh=True)
 
-            result = tune_locally(plan, on_trial=redraw, **options)
+            result = backend.tune(plan, options.model_copy(update={"on_trial": redraw}))
         for line in reason_lines(result):  # the lines below say it where there is no table
             plain(console, line)
     else:
-        lines = TrialLines(lambda line: plain(console, line), trial_budget(plan.spec.tuning))
-        result = tune_locally(plan, on_trial=lines, **options)
+        result = backend.tune(plan, options, lambda line: plain(console, line))
     out.print(trial_table(result))
     for line in best_lines(result):
         plain(out, line)

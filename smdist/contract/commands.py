@@ -5,7 +5,7 @@ What the training toolkit's runners start (sagemaker-training 5.x), per launcher
 - ``program`` / ``tf_config``: the program on every host, ``python -- <program> --name value``
   (a program that is not a Python script: ``/bin/sh -c "./<program> args"`` in the container);
 - ``torchrun`` (TorchDistributedRunner): ``torchrun`` on every host, with a static rendezvous on
-  the first host at port 7777 when there is more than one host;
+  the first host at port ``TORCHRUN_PORT`` when there is more than one host;
 - ``mpirun`` (MPIRunner: Horovod, SMP v1) and ``smddp`` (SMDataParallelRunner): ONE ``mpirun``
   on the first host spanning every host; the others start sshd and wait for mpirun's daemon
   (``mpi`` builds it, token for token).
@@ -92,7 +92,7 @@ def host_command(
     torchrun: Rendezvous | None = None,
 ) -> HostCommand:
     """What host ``index`` starts under the launch (the strategy's contract); ``torchrun``:
-    where the caller's torchrun meets, when not the toolkit's ``torchrun`` on port 7777."""
+    where the caller's torchrun meets, when not the toolkit's ``torchrun`` on ``TORCHRUN_PORT``."""
     per_host = launch.processes_per_host
     if launch.launcher is Launcher.PARAMETER_SERVER:
         argv = parameter_server_host_command(image, program, arguments.own)

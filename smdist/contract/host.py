@@ -4,11 +4,13 @@ From the plan's ``Launch``, the host's index and its config files, the machine a
 is (``HostSite``), ``host_environment`` returns the whole process environment the container
 gives the command, layered as the container does:
 
-1. the job's own variables (the spec's environment and smdist's ``SMDIST_*``);
+1. what every container has (``container_variables``: unbuffered Python, no bytecode, the
+   region), then the job's own variables (the spec's environment and smdist's ``SMDIST_*``);
 2. the training toolkit's ``SM_*`` set (``environment``), and SageMaker's job variables
    (TRAINING_JOB_NAME, CURRENT_HOST);
 3. the PyTorch container's settings for every job: MASTER_ADDR (the first host), MASTER_PORT
-   (7777) and NCCL's interface, InfiniBand and debug defaults, kept where the job set its own;
+   (``TORCHRUN_PORT``) and NCCL's interface, InfiniBand and debug defaults, kept where the job
+   set its own;
    under the torchrun runner, the EFA settings of the instance type (``fabric``);
 4. the launcher's: TF_CONFIG for MultiWorkerMirroredStrategy (every host a worker on 8890), the
    parameter-server addresses where hosts share one machine (``commands.launcher_environment``).
@@ -66,6 +68,15 @@ def framework_defaults(launch: Launch, framework: str, site: HostSite) -> dict[s
     return defaults
 
 
+def container_variables(region: str | None) -> dict[str, str]:
+    """What SageMaker and the Deep Learning Containers' images set in every container, under
+    the job's own variables (a job may set its own)."""
+    variables = {"PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    if region:
+        variables["SAGEMAKER_REGION"] = region
+    return variables
+
+
 def host_environment(
     launch: Launch,
     index: int,
@@ -76,6 +87,7 @@ def host_environment(
     framework: str,
     site: HostSite = HostSite(),  # noqa: B008 - frozen, never changed
     job_environment: Mapping[str, str] = {},  # noqa: B006 - read only
+    region: str | None = None,
 ) -> dict[str, str]:
     """The environment host ``index`` of ``launch`` starts its command with (see the module)."""
     hosts = list(launch.hosts)
@@ -83,7 +95,7 @@ def host_environment(
         site.base, config, machine, job_name=job_name,
         framework_module=FRAMEWORK_MODULES.get(framework),
     )  # fmt: skip
-    environment = dict(job_environment)
+    environment = {**container_variables(region), **job_environment}
     environment.update(sm_variables(training_env))
     environment.update(
         {

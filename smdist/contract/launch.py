@@ -64,6 +64,15 @@ _LAUNCHER_DESCRIPTIONS = {
 V3_DRIVERS = ("torchrun", "smdist")  # SDK v3's Torchrun driver, or smdist's own
 
 
+def resolve_processes_per_host(requested: int | None, gpus: int) -> int:
+    """The ranks a host starts: ``requested``, or for ``auto`` (None) one per GPU, 1 on a CPU
+    host. The one place the count is resolved: planning (``Launch.processes_per_host``), and
+    the runtime's launcher where no launch was shipped (plain torchrun)."""
+    if requested is not None:
+        return requested
+    return gpus if gpus > 0 else 1
+
+
 @dataclass(frozen=True)
 class Launch:
     """How a job starts its ranks: rendered once by the strategy into the plan, then read by
@@ -78,6 +87,9 @@ class Launch:
     # The count follows the hardware (one per GPU, or the strategy's choice), not the user's
     # number: a machine with fewer GPUs or cores may start fewer.
     processes_follow_hardware: bool = False
+    # What the spec asked for (None: auto). It differs from ``processes_per_host`` where the
+    # strategy starts one per GPU whatever the spec says; the local backend runs it as asked.
+    requested_processes_per_host: int | None = None
     program: str = ""  # what the container runs (sagemaker_program): the script, or a launcher
     efa: bool = False  # the instance type has EFA (FI_PROVIDER=efa, NCCL_PROTO=simple)
     efa_rdma: bool = False  # and its EFA supports RDMA read (FI_EFA_USE_DEVICE_RDMA=1)

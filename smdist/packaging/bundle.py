@@ -1,53 +1,44 @@
-"""What gets shipped as a job's code, and the tarball it travels in.
+"""What gets shipped as a job's code: the one file list every backend runs.
 
 Every backend runs the same code directory: the user's ``source_dir`` (or smdist's ready entry
 points), plus the standard-library-only ``smdist.runtime`` under a stub ``smdist`` package, plus
 the torchrun launcher when the plan needs it. This module decides that file list once:
 
 - ``manifest`` / ``source_files`` (``smdist.packaging.manifest``) honour ``.gitignore`` (at any
-  depth) and
-  ``.smdistignore`` and always drop secrets, by name and by content, directly or through a
-  symlink (``smdist.checks.secrets``), plus ``.git`` and bytecode — no ignore rule brings a secret
-  back. ``dry_run_lines`` shows what ships and every path left out with its reason.
+  depth) and ``.smdistignore`` and always drop secrets, by name and by content, directly or
+  through a symlink (``smdist.checks.secrets``), plus ``.git`` and bytecode — no ignore rule
+  brings a secret back. ``dry_run_lines`` shows what ships and every path left out with its
+  reason.
 - ``bundle`` / ``stage`` give a local backend its ``/opt/ml/code``; every bundle carries the
-  plan's resolved launch as ``smdist/launch.json``, which smdist's launcher reads.
-- ``pack`` writes a deterministic ``sourcedir.tar.gz``: the same content gives the same bytes
-  and so the same sha256, which is what lets the SageMaker backend skip uploading unchanged code.
+  plan's resolved launch as ``smdist/launch.json``, which smdist's launcher reads. Staged copies
+  of smdist's runtime take their compiled bytecode along (``smdist.packaging.bytecode``).
+- ``pack`` writes the list as a deterministic ``sourcedir.tar.gz``; the bytes and the content
+  digest that names an upload are ``smdist.packaging.tarball``'s, re-exported here.
 """
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import importlib.util
 import os
 import shutil
-import sys
-import tarfile
 import tempfile
-from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import smdist.runtime
 from smdist.contract.launch import LAUNCH_FILE
 from smdist.errors import Problem, SpecError
+from smdist.packaging.bytecode import runtime_bytecode
 from smdist.packaging.manifest import Manifest
 from smdist.packaging.manifest import build as build_manifest
 from smdist.packaging.notice import human_size, large_upload_lines
+from smdist.packaging.tarball import Package, content_digest, file_sha256, write_tarball
 
 if TYPE_CHECKING:
     from smdist.planning.plan import Plan
 
 LAUNCHER_SCRIPT = "launch_torchrun.py"
 TARBALL_NAME = "sourcedir.tar.gz"
-# Fixed tar metadata: identical content must give identical bytes (946684800 = 2000-01-01).
-_FIXED_MTIME = 946684800
-_FILE_MODE = 0o644
-_EXEC_MODE = 0o755
-_DIGEST_FORMAT = b"smdist-bundle-v1\0"
-_COMPRESS_LEVEL = 6  # level 9 costs ~3x the time for a few percent on typical source trees
 
 RUNTIME_STUB = '''"""smdist, runtime-only bundle.
 
@@ -56,16 +47,6 @@ the training scripts and smdist's driver use inside the container. The rest of s
 specs, planning, backends) is not shipped; install smdist where you plan and submit jobs.
 """
 '''
-
-
-@dataclass(frozen=True)
-class Package:
-    """A packed code directory: the tarball, its content hash, and what is inside."""
-
-    path: Path
-    sha256: str
-    size: int
-    files: list[str]
 
 
 # ---- which files ---------------------------------------------------------------------------
@@ -237,96 +218,7 @@ def _own_package_dir() -> Path:
     return runtime_dir().parent
 
 
-def runtime_bytecode(source: Path, target: Path, made: set[Path] | None = None) -> bool:
-    """Give ``target``, a copy of smdist's module ``source``, that module's compiled bytecode
-    (``made``: the directories known to exist).
-
-    The Deep Learning Containers set PYTHONDONTWRITEBYTECODE, so every process of every host
-    would otherwise compile the runtime again (tens of milliseconds before torchrun and each
-    rank can start). The copy takes the source's modification time, which a timestamp-checked
-    ``.pyc`` is matched against (a hash-checked one matches by content); a stale or missing
-    ``.pyc`` is skipped and Python compiles as before. The ``.pyc`` is hard-linked where it
-    can be: Python replaces bytecode by renaming, never by writing into it. Returns whether
-    bytecode was placed.
-    """
-    if sys.pycache_prefix is not None:  # bytecode kept elsewhere: nothing beside the code
-        return False
-    made = set() if made is None else made
-    compiled = importlib.util.cache_from_source(str(source))
-    try:
-        stat = os.stat(source)
-        os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-        if os.stat(compiled).st_mtime_ns < stat.st_mtime_ns:
-            return False
-        placed = Path(importlib.util.cache_from_source(str(target)))
-        if placed.parent not in made:
-            placed.parent.mkdir(exist_ok=True)
-            made.add(placed.parent)
-        try:
-            os.link(compiled, placed)
-        except OSError:  # another file system, or links refused: a copy
-            shutil.copyfile(compiled, placed)
-    except OSError:  # bytecode only saves time; the source is in place either way
-        return False
-    return True
-
-
 # ---- the tarball ---------------------------------------------------------------------------
-def _tar_info(arcname: str, size: int, executable: bool) -> tarfile.TarInfo:
-    info = tarfile.TarInfo(arcname)
-    info.size = size
-    info.mtime = _FIXED_MTIME
-    info.mode = _EXEC_MODE if executable else _FILE_MODE
-    info.uid = info.gid = 0
-    info.uname = info.gname = ""
-    info.type = tarfile.REGTYPE
-    return info
-
-
-def write_tarball(entries: Iterable[tuple[Path, str]], target: Path) -> None:
-    """Deterministic tar.gz of ``entries`` (sorted by path): no timestamps, owners or names."""
-    ordered = sorted(entries, key=lambda entry: entry[1])
-    tmp = target.with_name(target.name + ".partial")
-    with open(tmp, "wb") as raw:
-        # filename="" and mtime=0 keep the gzip header free of the path and the time.
-        with gzip.GzipFile(
-            filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=_COMPRESS_LEVEL
-        ) as zipped:
-            with tarfile.open(fileobj=zipped, mode="w", format=tarfile.PAX_FORMAT) as tar:
-                for source, arcname in ordered:
-                    executable = os.access(source, os.X_OK)
-                    with open(source, "rb") as handle:
-                        size = os.fstat(handle.fileno()).st_size
-                        tar.addfile(_tar_info(arcname, size, executable), handle)
-    os.replace(tmp, target)
-
-
-def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def content_digest(entries: Iterable[tuple[Path, str]]) -> str:
-    """sha256 over the bundle's paths, executable bits and file contents.
-
-    Cheaper than packing (no compression) and independent of how the tarball is written, so a
-    backend can name an upload by it and find out whether the code is already there before
-    packing anything.
-    """
-    digest = hashlib.sha256(_DIGEST_FORMAT)
-    for source, arcname in sorted(entries, key=lambda entry: entry[1]):
-        size = os.path.getsize(source)
-        executable = b"x" if os.access(source, os.X_OK) else b"-"
-        digest.update(arcname.encode() + b"\0" + executable + size.to_bytes(8, "big"))
-        with open(source, "rb") as handle:
-            while block := handle.read(1 << 20):
-                digest.update(block)
-    return digest.hexdigest()
-
-
 def pack(plan: Plan, out_dir: Path) -> Package:
     """Write ``out_dir/sourcedir.tar.gz`` for ``plan`` and return it with its sha256."""
     out_dir = Path(out_dir)
@@ -344,9 +236,12 @@ __all__ = [
     "content_digest",
     "dry_run_lines",
     "excluded_secrets",
+    "file_sha256",
     "manifest",
     "pack",
+    "runtime_bytecode",
     "source_files",
     "stage",
     "upload_notice",
+    "write_tarball",
 ]

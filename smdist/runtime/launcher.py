@@ -44,7 +44,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ..contract.launch import shipped_launch
+from ..contract.launch import Launch, shipped_launch
 from .environments.base import ClusterEnvironmentError
 from .environments.sagemaker import SageMakerEnvironment
 from .hosts import HostsUnresolvedError, wait_for_hosts
@@ -140,19 +140,7 @@ def main(
         print(f"smdist-launcher: {error}", file=sys.stderr, flush=True)
         return HOSTS_UNRESOLVED_EXIT_CODE
 
-    # The launcher's own settings stop here; the script gets the rest of the environment.
-    child_env = {
-        name: value
-        for name, value in environ.items()
-        if name not in (TRAINING_SCRIPT, PROCESSES_PER_HOST, MAX_RESTARTS)
-    }
-    if gpus > 0:
-        child_env.update(nccl_defaults(environ, launch))
-    if args.max_restarts > 0:
-        # torch shares one TCP store across rendezvous rounds, keys unprefixed by round: after
-        # a rank dies, the restarted Gloo mesh reads the last round's addresses and fails
-        # ("Connection refused"), using the restart up. A store per round recovers.
-        child_env.setdefault(SEPARATE_ROUND_STORES, "1")
+    child_env = child_environment(environ, launch, gpus, args.max_restarts)
     command = build_torchrun_command(
         python=sys.executable,
         num_hosts=sagemaker.world_size(),
@@ -166,6 +154,39 @@ def main(
         script_args=args.script_args,
         local_addr=current_host if torch_supports_local_addr() else None,
     )
+    return start_torchrun(command, sagemaker, current_host, port, child_env)
+
+
+def child_environment(
+    environ: Mapping[str, str], launch: Launch | None, gpus: int, max_restarts: int
+) -> dict[str, str]:
+    """The environment torchrun and the script get: this host's, less the launcher's own
+    settings, with NCCL defaults on GPU hosts and, with restarts, a store per round."""
+    # The launcher's own settings stop here; the script gets the rest of the environment.
+    child_env = {
+        name: value
+        for name, value in environ.items()
+        if name not in (TRAINING_SCRIPT, PROCESSES_PER_HOST, MAX_RESTARTS)
+    }
+    if gpus > 0:
+        child_env.update(nccl_defaults(environ, launch))
+    if max_restarts > 0:
+        # torch shares one TCP store across rendezvous rounds, keys unprefixed by round: after
+        # a rank dies, the restarted Gloo mesh reads the last round's addresses and fails
+        # ("Connection refused"), using the restart up. A store per round recovers.
+        child_env.setdefault(SEPARATE_ROUND_STORES, "1")
+    return child_env
+
+
+def start_torchrun(
+    command: list[str],
+    sagemaker: SageMakerEnvironment,
+    current_host: str,
+    port: int,
+    child_env: Mapping[str, str],
+) -> int:
+    """Run ``command``, forwarding signals: on the first host at once (its store is the
+    rendezvous), on the others once that store answers; returns torchrun's exit code."""
     if sagemaker.node_rank() == 0:
         logger.info("host %s: %s", current_host, shlex.join(command))
         return run_forwarding_signals(command, child_env)

@@ -8,6 +8,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..contract.launch import resolve_processes_per_host as resolve_processes_per_host
+from ..contract.program import TORCHRUN_PORT
 from .environments.sagemaker import SageMakerEnvironment
 from .hosts import DEFAULT_TIMEOUT_S
 from .settings import MAX_RESTARTS, PROCESSES_PER_HOST, TRAINING_SCRIPT, SettingsError
@@ -15,7 +17,8 @@ from .settings import whole_number as _whole_number
 
 RDZV_PORT_ENV = "SMDIST_RDZV_PORT"
 HOSTS_TIMEOUT_ENV = "SMDIST_HOSTS_TIMEOUT_S"
-DEFAULT_RDZV_PORT = 29400  # torchrun's own default for c10d; used for static as well
+# Where the hosts meet when nothing names a port: the container's own MASTER_PORT.
+DEFAULT_RDZV_PORT = TORCHRUN_PORT
 
 
 class LauncherArgumentError(ValueError):
@@ -79,15 +82,8 @@ def gpus_per_host(
     return count_devices() if announced is None else announced
 
 
-def resolve_processes_per_host(requested: int | None, gpus: int) -> int:
-    """``auto`` (None) is one process per GPU, 1 on a CPU host; a number is used as given."""
-    if requested is not None:
-        return requested
-    return gpus if gpus > 0 else 1
-
-
 def rendezvous_port(environ: Mapping[str, str]) -> int:
-    """SMDIST_RDZV_PORT, else MASTER_PORT, else 29400."""
+    """SMDIST_RDZV_PORT, else MASTER_PORT, else the container's port (``TORCHRUN_PORT``)."""
     for variable in (RDZV_PORT_ENV, "MASTER_PORT"):
         raw = environ.get(variable, "").strip()
         if raw:

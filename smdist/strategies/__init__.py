@@ -51,12 +51,16 @@ if TYPE_CHECKING:  # pragma: no cover - for editors; tests/unit/test_registry.py
 
 # Imported when first asked for: the strategy modules and what needs pydantic.
 _EXPORTS: dict[str, str] = {name: entry.module for entry in REGISTRY for name in entry.names}
-_EXPORTS |= {
-    "Strategy": "smdist.strategies.base",
-    "any_strategy": "smdist.strategies.union",
-    "chosen_model": "smdist.strategies.union",
-    "validate_strategy": "smdist.strategies.union",
-}
+# update(), not |= (3.9): ``import smdist`` runs this on the image's Python when an installed
+# smdist runs a ready script there (Python 3.8: tests/integration/test_entry_point_pythons.py).
+_EXPORTS.update(
+    {
+        "Strategy": "smdist.strategies.base",
+        "any_strategy": "smdist.strategies.union",
+        "chosen_model": "smdist.strategies.union",
+        "validate_strategy": "smdist.strategies.union",
+    }
+)
 
 
 def __getattr__(name: str) -> Any:

@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from smdist import catalog
-from smdist.contract.launch import Launch, Launcher
+from smdist.contract.launch import Launch, Launcher, resolve_processes_per_host
 from smdist.errors import Problem, SpecError
 from smdist.spec import topology
 from smdist.spec.base import StrictModel
@@ -90,10 +90,13 @@ class Strategy(StrictModel):
 
     def resolve_processes_per_host(self, cluster: Cluster) -> int:
         """Processes SageMaker starts on each host for this strategy on ``cluster``."""
-        requested = "auto" if self.one_process_per_gpu else self.requested_processes_per_host()
-        if requested == "auto":
-            return max(cluster.gpus_per_host, 1)
-        return requested
+        requested = self.requested_processes_per_host()
+        as_started = None if self.one_process_per_gpu or requested == "auto" else requested
+        return resolve_processes_per_host(as_started, cluster.gpus_per_host)
+
+    def _written_processes_per_host(self) -> int | None:
+        written = getattr(self, "processes_per_host", "auto")  # as the spec says it
+        return None if written == "auto" else int(written)
 
     def world_size(self, cluster: Cluster) -> int:
         return self.resolve_processes_per_host(cluster) * cluster.instance_count
@@ -112,6 +115,7 @@ class Strategy(StrictModel):
             gpus_per_host=cluster.gpus_per_host,
             processes_follow_hardware=self.one_process_per_gpu
             or self.requested_processes_per_host() == "auto",
+            requested_processes_per_host=self._written_processes_per_host(),
             program=self.program(entry_point),
             efa=bool(info and info.fabric[0]),
             efa_rdma=bool(info and info.fabric[1]),

@@ -4,6 +4,9 @@ two emulated hosts (a small script, no framework import), then the commands by n
 from __future__ import annotations
 
 import json
+import os
+import re
+import signal
 import textwrap
 import time
 from pathlib import Path
@@ -16,11 +19,17 @@ from local_jobs import (
     smdist_run,
 )
 
+from smdist.backends.job_records import FIELD_CHECKS
+
 pytestmark = pytest.mark.integration
 
 SCRIPT = """
     import os, sys, time
     print(f"hello from {os.environ['SM_CURRENT_HOST']} args={sys.argv[1:]}", flush=True)
+    tick = float(os.environ.get("TICK", "0"))  # a line every TICK seconds, until killed
+    while tick:
+        time.sleep(tick)
+        print("tick", flush=True)
     time.sleep(float(os.environ.get("NAP", "0")))
     sys.exit(int(os.environ.get("EXIT_CODE", "0")))
 """
@@ -127,6 +136,50 @@ def test_a_job_whose_supervisor_vanished_is_failed(tmp_path):
     assert status.returncode == 1
     assert "\tFailed\t" in status.stdout
     assert f"pid {record['supervisor'][0]}" in status.stdout
+
+
+def _running_for(tmp_path: Path, seconds: float) -> tuple[Path, dict]:
+    """The job directory and record of the one job under tmp_path once its log has been
+    written to at least ``seconds`` after it started."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        logs = list((tmp_path / ".smdist").glob("jobs/*/logs/job.log"))
+        record_path = logs[0].parent.parent / "job.json" if logs else None
+        if record_path is not None and record_path.exists() and "tick" in logs[0].read_text():
+            record = json.loads(record_path.read_text())
+            if logs[0].stat().st_mtime >= record["started"] + seconds:
+                return record_path.parent, record
+        time.sleep(0.1)
+    raise AssertionError(f"no job ran for {seconds} s under {tmp_path}")
+
+
+def test_a_job_whose_supervisor_was_killed_is_recorded_failed_when_found(tmp_path):
+    """kill -9 of smdist run: the first reader writes the end the supervisor could not."""
+    process, _ = smdist_run(write_job(tmp_path, {"TICK": "0.2"}), tmp_path, start_only=True)
+    job_dir, record = _running_for(tmp_path, 2.0)
+    assert record["status"] == "InProgress" and record["supervisor"][0] == process.pid
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait(timeout=30)
+    assert_nothing_left(tmp_path, wait=60)  # the hosts stop once their supervisor is gone
+    written = (job_dir / "logs" / "job.log").stat().st_mtime
+    listed = smdist_cli(tmp_path, "jobs", "--json")
+    assert listed.returncode == 0, listed.stderr
+    (row,) = json.loads(listed.stdout)
+    assert row["status"] == "Failed" and row["duration"] >= 2.0, row
+    on_disk = json.loads((job_dir / "job.json").read_text())
+    assert on_disk["status"] == "Failed", on_disk
+    reason = on_disk["failure_reason"]
+    assert f"pid {process.pid}" in reason and "ended without recording an end" in reason
+    assert re.search(r"\(found at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\)$", reason), reason
+    # The end: the last time the job's files were written (its log), not when it was found.
+    assert on_disk["ended"] == pytest.approx(written, abs=0.01)
+    assert row["duration"] == round(on_disk["ended"] - on_disk["started"], 3)
+    assert all(check(on_disk[f]) for f, (check, _) in FIELD_CHECKS.items() if f in on_disk)
+    text = (job_dir / "job.json").read_text()
+    status = smdist_cli(tmp_path, "status", job_dir.name)
+    assert status.returncode == 1 and "\tFailed\t" in status.stdout
+    assert f"reason: {reason}" in status.stdout
+    assert (job_dir / "job.json").read_text() == text  # found once, written once
 
 
 def test_a_job_found_nowhere_exits_2_naming_where_it_looked(tmp_path):

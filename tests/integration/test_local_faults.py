@@ -204,7 +204,10 @@ def test_a_hung_rank_fails_the_job_through_the_collective_timeout(tmp_path):
     run = smdist_run(custom_job(tmp_path, HANG, strategy), tmp_path, "--grace", "5")
     assert run.returncode == 1, run.output
     assert "Failed" in run.output
-    assert "Timed out" in run.output and "another rank is probably hung" in run.output
+    assert "Timed out" in run.output
+    # The rank that never reached the collective is named, not rank 0 whose wait timed out.
+    assert ": Failed: AlgorithmError: ExecuteUserScriptError: algo-2 rank 1 (pid " in run.output
+    assert ") is probably hung: it was running and printed no error" in run.output
     assert_nothing_left(tmp_path)
 
 

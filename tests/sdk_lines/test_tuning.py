@@ -80,7 +80,7 @@ def toolkit_route_request(path: Path, capsys, monkeypatch) -> dict[str, Any]:
     """submit's dry run of ``path`` as the toolkit's route (SDK v2's) renders it: the way every
     trial starts under either line. Under v2 it is submit's own; under v3 it is rendered with
     v2's route chosen (pure: no SDK call)."""
-    import smdist.backends.sagemaker as backend
+    import smdist.backends.sagemaker.service as backend
 
     with monkeypatch.context() as patched:
         patched.setattr(backend, "sdk_v3_installed", lambda: False)

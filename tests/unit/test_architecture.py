@@ -217,3 +217,15 @@ def test_every_import_of_smdist_inside_a_function_says_why_it_is_not_at_the_top(
     # only to keep `import smdist`, `smdist --help` or one command from loading something
     # heavy, and a `# lazy: ...` comment says what (issue 30).
     assert _lazy_imports_without_a_reason() == []
+
+
+def test_the_container_port_is_one_constant():
+    """The rendezvous port SageMaker's container gives torchrun is written once; every other
+    place (the runtime's defaults, the local backend, the host contract) names the constant."""
+    found = [
+        f"{path.relative_to(PACKAGE.parent)}:{number}"
+        for path in MODULES.values()
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if "7777" in line or "29400" in line
+    ]
+    assert found == ["smdist/contract/program.py:15"]

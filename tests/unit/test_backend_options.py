@@ -1,35 +1,18 @@
-"""Every backend declares its options; an unknown one is refused the same way everywhere."""
+"""Every backend declares its options as one model; an unknown or invalid one is refused the
+same way everywhere, and the command line's flags are made from the same models."""
 
 from __future__ import annotations
-
-import dataclasses
-import importlib
-import inspect
 
 import pytest
 
 import smdist
-from smdist.backends import BACKEND_OPTIONS, BACKENDS
-from smdist.backends.local.setup import LocalOptions
+from smdist.backends import registry
+from smdist.backends.local.options import LocalOptions
+from smdist.cli import backend_flags
 from smdist.errors import SpecError
 
 
-def test_the_local_options_are_the_local_backends_settings():
-    assert BACKEND_OPTIONS["local"] == {field.name for field in dataclasses.fields(LocalOptions)}
-
-
-@pytest.mark.parametrize("backend", ["sagemaker", "sagemaker-local"])
-def test_the_declared_options_are_what_launch_takes(backend):
-    launch = importlib.import_module(BACKENDS[backend]).launch
-    keyword_only = {
-        name
-        for name, parameter in inspect.signature(launch).parameters.items()
-        if parameter.kind is inspect.Parameter.KEYWORD_ONLY
-    }
-    assert BACKEND_OPTIONS[backend] == keyword_only
-
-
-@pytest.mark.parametrize("backend", sorted(BACKENDS))
+@pytest.mark.parametrize("backend", sorted(registry.BACKENDS))
 def test_an_unknown_option_is_refused_naming_it_before_anything_runs(backend, tmp_path):
     with pytest.raises(SpecError) as error:
         smdist.fit(
@@ -46,8 +29,41 @@ def test_an_unknown_option_is_refused_naming_it_before_anything_runs(backend, tm
 
 
 def test_fresh_is_a_local_option_that_must_be_a_boolean():
-    assert LocalOptions.from_keywords({"fresh": True}).fresh is True
+    assert LocalOptions.read("local", {"fresh": True}).fresh is True
     with pytest.raises(SpecError) as error:
-        LocalOptions.from_keywords({"fresh": "yes"})
+        LocalOptions.read("local", {"fresh": "yes"})
     problem = error.value.problems[0]
-    assert problem.path == "options.fresh" and "True or False" in str(problem)
+    assert problem.path == "options.fresh" and "boolean" in str(problem)
+
+
+@pytest.mark.parametrize(("name", "value"), [("grace", 0), ("hosts", 0), ("max_run", -1.0)])
+def test_an_out_of_range_option_is_refused_naming_it_and_what_is_valid(name, value):
+    with pytest.raises(SpecError) as error:
+        LocalOptions.read("local", {name: value})
+    problem = error.value.problems[0]
+    assert problem.path == f"options.{name}" and problem.value == value and problem.valid
+
+
+def test_a_stall_timeout_of_zero_or_none_means_never():
+    assert LocalOptions.read("local", {"stall_timeout": 0}).stall_timeout is None
+    assert LocalOptions.read("local", {"stall_timeout": None}).stall_timeout is None
+    assert LocalOptions.read("local", {}).stall_timeout == 600
+
+
+def test_every_command_line_option_of_every_backend_is_a_flag_described_by_its_model():
+    for name in registry.BACKENDS:
+        backend = registry.get(name)
+        flags = {flag.field: flag for flag in backend_flags.flags([backend])}
+        for field_name, field in backend.Options.model_fields.items():
+            assert field.description, f"{name}.{field_name} has no description"
+            if field_name in flags:
+                assert flags[field_name].help.startswith(field.description)
+
+
+def test_a_flag_of_another_backend_is_refused_naming_the_backends_that_take_it():
+    known = backend_flags.flags(map(registry.get, registry.names(command="submit")))
+    sagemaker = registry.get("sagemaker")
+    with pytest.raises(SpecError) as error:
+        backend_flags.options_for(sagemaker, {"shm_size": "2gb"}, known)
+    problem = error.value.problems[0]
+    assert problem.path == "--shm-size" and "sagemaker-local only" in problem.message

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from smdist.cli import local as cli_local
+from smdist.cli import assignments as cli_assignments
 from smdist.cli.app import main
 
 
@@ -26,7 +26,7 @@ def job_file(tmp_path: Path, **extra) -> Path:
 
 
 def test_a_set_name_the_job_lacks_gets_a_note_with_a_suggestion(tmp_path, capsys):
-    spec = cli_local.local_spec(job_file(tmp_path), ["epoch=1"])
+    spec = cli_assignments.local_spec(job_file(tmp_path), ["epoch=1"])
     assert spec.hyperparameters["epoch"] == 1  # still added: the user may mean a new one
     err = capsys.readouterr().err
     assert "--set epoch: the job file has no hyperparameter 'epoch'" in err
@@ -34,12 +34,12 @@ def test_a_set_name_the_job_lacks_gets_a_note_with_a_suggestion(tmp_path, capsys
 
 
 def test_a_set_name_the_job_has_needs_no_note(tmp_path, capsys):
-    cli_local.local_spec(job_file(tmp_path), ["epochs=1", "dropout=0.2"])
+    cli_assignments.local_spec(job_file(tmp_path), ["epochs=1", "dropout=0.2"])
     assert capsys.readouterr().err == ""
 
 
 def test_the_ready_scripts_own_options_need_no_note(tmp_path, capsys):
-    cli_local.local_spec(job_file(tmp_path), ["max_steps=20", "batch_size=8"])
+    cli_assignments.local_spec(job_file(tmp_path), ["max_steps=20", "batch_size=8"])
     assert capsys.readouterr().err == ""
 
 
@@ -48,7 +48,7 @@ def test_a_users_own_script_gets_no_ready_script_names(tmp_path, capsys):
     source.mkdir()
     (source / "train.py").write_text("print('hi')\n")
     path = job_file(tmp_path, code={"source_dir": "src", "entry_point": "train.py"})
-    cli_local.local_spec(path, ["max_step=20"])
+    cli_assignments.local_spec(path, ["max_step=20"])
     assert "has no hyperparameter 'max_step'" in capsys.readouterr().err
 
 

@@ -145,3 +145,17 @@ def test_what_v3s_torchrun_driver_leaves_out_is_the_readmes_toolkit_only_group()
     readme = Path(__file__).resolve().parents[2].joinpath("README.md").read_text()
     line = next(text for text in readme.splitlines() if text.startswith("- *toolkit-only*:"))
     assert set(TOOLKIT_ONLY) == set(re.findall(r"`(SM_\w+)`", line.split(" (")[0]))
+
+
+def test_every_host_shows_the_variables_every_container_sets():
+    shown = smdist("plan", "examples/pytorch_ddp.yaml", "--hosts", "--json")
+    assert shown.returncode == 0, shown.stderr
+    hosts = json.loads(shown.stdout)["hosts"]
+    assert len(hosts) == 2
+    for host in hosts:
+        container = host["environment"]
+        assert container["PYTHONUNBUFFERED"] == "1"
+        assert container["PYTHONDONTWRITEBYTECODE"] == "1"
+        assert container["SAGEMAKER_REGION"]  # the spec's, else the plan's placeholder
+    text = smdist("plan", "examples/pytorch_ddp.yaml", "--hosts").stdout
+    assert text.count("PYTHONUNBUFFERED=1") == 2 and text.count("SAGEMAKER_REGION=") == 2

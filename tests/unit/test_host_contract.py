@@ -53,7 +53,7 @@ def test_plan_hosts_shows_the_builders_environment(example):
             channels,
         )
         built = host_environment(launch, view.index, config, machine, job_name=job.job_name,
-                                 framework=job.framework)  # fmt: skip
+                                 framework=job.framework, region="<region>")  # fmt: skip
         built.update(script_environment(launch.launcher, list(launch.hosts), view.index))
         assert {**view.sm_environment, **view.container_environment} == built
 

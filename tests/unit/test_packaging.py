@@ -17,6 +17,7 @@ import pytest
 
 from smdist.errors import SpecError
 from smdist.packaging import bundle as packaging
+from smdist.packaging import tarball
 from smdist.planning.plan import plan
 from smdist.spec.job import JobSpec
 
@@ -274,7 +275,7 @@ def test_tarball_has_fixed_metadata_and_no_secrets(project: Path, tmp_path: Path
     assert names == sorted(names) == package.files
     assert not set(SECRETS) & set(names)
     assert {(m.uid, m.gid, m.uname, m.gname, m.mtime) for m in members} == {
-        (0, 0, "", "", packaging._FIXED_MTIME)
+        (0, 0, "", "", tarball._FIXED_MTIME)
     }
 
 

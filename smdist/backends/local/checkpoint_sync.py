@@ -170,15 +170,42 @@ class CheckpointSync:
         entry counts as complete (its temporary names left out).
         """
         now = time.monotonic()
+        chosen = self._entries()
+        for gone in set(self._seen) - set(chosen):
+            del self._seen[gone]
+        ready, pending = self._complete(chosen, final, now)
+        moved = self.store.earlier_moved
+        synced, left = self._copy(ready, final)
+        pending = pending or left
+        removed = [] if pending else self._remove_deleted(chosen)
+        if self.store.earlier_moved and not moved:
+            self.log.note(
+                f"[checkpoints] this fresh job's first checkpoint: the earlier ones in "
+                f"{self.store.target} were moved to {self.store.set_aside}"
+            )
+        if (synced or removed) and not final:
+            done = [f"synced {', '.join(synced)}"] if synced else []
+            done += [f"removed {', '.join(removed)}"] if removed else []
+            self.log.note(f"[checkpoints] {self.store.target}: {'; '.join(done)}")
+        return synced
+
+    def _entries(self) -> dict[str, tuple[EmulatedHost, Path]]:
+        """Every checkpoint the hosts hold, by name; where hosts share a name, the first's."""
         chosen: dict[str, tuple[EmulatedHost, Path]] = {}
-        for host in self.hosts:  # the first host's copy wins
+        for host in self.hosts:
             if host.checkpoints.is_dir():
                 for entry in host.checkpoints.iterdir():
                     if not is_temporary(entry.name):
                         chosen.setdefault(entry.name, (host, entry))
-        for gone in set(self._seen) - set(chosen):
-            del self._seen[gone]
-        pending, ready = False, []
+        return chosen
+
+    def _complete(
+        self, chosen: dict[str, tuple[EmulatedHost, Path]], final: bool, now: float
+    ) -> tuple[list[tuple[str, EmulatedHost, Path, Signature]], bool]:
+        """The entries complete and not yet in the store, and whether any other is pending (still
+        being written, so deletions wait for a later round)."""
+        pending = False
+        ready: list[tuple[str, EmulatedHost, Path, Signature]] = []
         for name, (host, entry) in sorted(chosen.items()):
             seen = signature(entry)
             if seen is None or (seen[1] and not final):  # vanished, or mid-rename
@@ -194,12 +221,21 @@ class CheckpointSync:
                 continue
             ready.append((name, host, entry, files))
         if ready and not final:
-            files = {item[2]: inodes(item[2]) for item in ready}
-            busy = open_for_writing(set().union(*files.values()))
-            writing = [item for item in ready if files[item[2]] & busy]
+            inodes_of = {item[2]: inodes(item[2]) for item in ready}
+            busy = open_for_writing(set().union(*inodes_of.values()))
+            writing = [item for item in ready if inodes_of[item[2]] & busy]
             ready = [item for item in ready if item not in writing]
             pending = pending or bool(writing)
-        synced, moved, unkept = [], self.store.earlier_moved, {}
+        return ready, pending
+
+    def _copy(
+        self, ready: list[tuple[str, EmulatedHost, Path, Signature]], final: bool
+    ) -> tuple[list[str], bool]:
+        """Put ``ready`` into the store: what went in (``name (host)``), and whether any did not.
+        What could not be copied is kept in ``unkept``; the log says so once."""
+        synced: list[str] = []
+        unkept: dict[str, tuple[EmulatedHost, OSError]] = {}
+        left = False
         for name, host, entry, files in ready:
             try:
                 went_in = self.store.put(
@@ -212,7 +248,7 @@ class CheckpointSync:
                 synced.append(f"{name} ({host.name})")
                 self._seen.pop(name, None)
             else:
-                pending = True
+                left = True
         self.unkept = unkept
         if unkept and not final and not self._failed:
             self._failed = True
@@ -222,22 +258,19 @@ class CheckpointSync:
                 f"[checkpoints] could not copy {named} to {self.store.target}: "
                 f"{error.strerror or error}; trying again each second"
             )
+        return synced, left
+
+    def _remove_deleted(self, chosen: dict[str, tuple[EmulatedHost, Path]]) -> list[str]:
+        """Remove from the store what every host deleted, as SageMaker's sync does; called only
+        in a round that left nothing pending, so a script that keeps one checkpoint never
+        leaves the store without one."""
         removed = []
-        if not pending and self.store.held:
+        if self.store.held:
             for name in self.store.entries():
                 if name not in chosen:
                     self.store.remove(name)
                     removed.append(name)
-        if self.store.earlier_moved and not moved:
-            self.log.note(
-                f"[checkpoints] this fresh job's first checkpoint: the earlier ones in "
-                f"{self.store.target} were moved to {self.store.set_aside}"
-            )
-        if (synced or removed) and not final:
-            done = [f"synced {', '.join(synced)}"] if synced else []
-            done += [f"removed {', '.join(removed)}"] if removed else []
-            self.log.note(f"[checkpoints] {self.store.target}: {'; '.join(done)}")
-        return synced
+        return removed
 
     def _settled(self, name: str, files: Signature, now: float) -> bool:
         first = self._seen.get(name)

@@ -120,6 +120,7 @@ def host_environment(
         framework=plan.framework,
         site=site,
         job_environment={**settings.base_environment, **layout.environment},
+        region=settings.region,
     )
     environ.update(_job_variables(layout, host, settings, environ.get("PYTHONPATH", "")))
     environ.update(settings.names_environment)
@@ -147,12 +148,8 @@ def _job_variables(
     paths = [str(STANDINS_DIR), str(host.code)]
     paths += [p for p in python_path.split(":") if p]
     return {
-        "SAGEMAKER_REGION": settings.region,
         "SAGEMAKER_BASE_DIR": str(host.base),
         "PYTHONPATH": ":".join(paths),
-        # Set by the Deep Learning Containers' images.
-        "PYTHONUNBUFFERED": "1",
-        "PYTHONDONTWRITEBYTECODE": "1",
         # The emulation's own.
         TOKEN_VARIABLE: settings.token,
         "CUDA_VISIBLE_DEVICES": ",".join(layout.host_gpus[host.index]),

@@ -1,6 +1,11 @@
 """What the hosts' log lines say about a failure: the last line of every traceback
 (``Finding``), the launchers' word on the rank that failed first (``Report``: torchrun's Root
-Cause block, mpirun's reports), and the lines one rank wrote, without the launchers' own."""
+Cause block, mpirun's reports) and on every worker it stopped, and the lines one rank wrote,
+without the launchers' own.
+
+torchrun's workers of one host share its output. Only what torch prefixes with ``[rankN]:`` (a
+traceback, once the process group is up) says which rank wrote it; on a host that ran several
+ranks, the other lines are the host's, never credited to one of its ranks."""
 
 from __future__ import annotations
 
@@ -35,6 +40,11 @@ _RANK_PREFIX = re.compile(r"^\[rank(\d+)\]:\s?(.*)$")
 # torchrun's report of the worker that failed first.
 _ROOT_CAUSE = "Root Cause (first observed failure):"
 _FIELD = re.compile(r"^\s*(rank|exitcode)\s*:\s*(-?\d+)")
+# A worker in torchrun's failure block: "rank : 3 (local_rank: 1)", "exitcode : -15 (pid: 5)".
+_WORKER = re.compile(r"^\s*rank\s*:\s*(\d+)(?:\s*\(local_rank:\s*(\d+)\))?")
+_WORKER_PID = re.compile(r"\(pid:\s*(\d+)\)")
+# torchrun stopping a worker of its own accord (another worker failed, or it was stopped).
+_CLOSING = re.compile(r"torch/distributed/elastic/.*\] Sending process (\d+) closing signal")
 _BLOCK_END = re.compile(r"^={10,}\s*$")
 # mpirun's reports of the rank that failed first.
 _MPI_SIGNAL = re.compile(
@@ -77,6 +87,8 @@ class Report:
     host: str
     rank: int | None
     ending: Ending | None
+    local_rank: int | None = None
+    pid: int | None = None
 
 
 def reports_peer_loss(text: str) -> bool:
@@ -149,6 +161,51 @@ def launcher_reports(lines: list[Line]) -> list[Report]:
     return reports
 
 
+def launcher_workers(lines: list[Line]) -> list[Report]:
+    """Every worker torchrun's failure blocks list (its other failures and its root cause):
+    host, rank, local rank, pid and how it ended."""
+    workers: list[Report] = []
+    inside: set[str] = set()  # hosts within a failure block
+    opened: dict[str, tuple[int, int | None]] = {}  # host -> (rank, local rank) of an entry
+    for sequence, host, rank, text in lines:
+        if rank is not None:
+            continue
+        if text.strip() in ("Failures:", _ROOT_CAUSE):
+            inside.add(host)
+        elif host in inside and _BLOCK_END.match(text):
+            inside.discard(host)
+        elif host in inside and (worker := _WORKER.match(text)):
+            local = worker.group(2)
+            opened[host] = (int(worker.group(1)), int(local) if local is not None else None)
+        elif host in opened and (field := _FIELD.match(text)) and field.group(1) == "exitcode":
+            worker_rank, local_rank = opened.pop(host)
+            ending = Ending.of_status(int(field.group(2)))
+            pid = int(found.group(1)) if (found := _WORKER_PID.search(text)) else None
+            workers.append(Report(sequence, host, worker_rank, ending, local_rank, pid))
+    return workers
+
+
+def closed_workers(lines: list[Line]) -> list[Report]:
+    """The workers torchrun stopped itself (it sent them a closing signal), whatever their exit
+    status then (a handler of SIGTERM may exit 0): they had not failed on their own."""
+    closed = {(host, int(m.group(1))) for _, host, _, text in lines if (m := _CLOSING.search(text))}
+    return [w for w in launcher_workers(lines) if (w.host, w.pid) in closed]
+
+
+def shares_output(lines: list[Line], host: str) -> bool:
+    """Whether several ranks wrote ``host``'s untagged output (torchrun's workers): torch's
+    ``[rankN]:`` prefixes of more than one rank, or torchrun reporting a local rank past 0."""
+    prefixed = {
+        int(found.group(1))
+        for _, line_host, rank, text in lines
+        if line_host == host and rank is None and (found := _RANK_PREFIX.match(text))
+    }
+    workers = [w for w in launcher_workers(lines) if w.host == host]
+    if any(worker.local_rank for worker in workers):
+        return True
+    return len(prefixed | {worker.rank for worker in workers}) > 1
+
+
 def _launcher_sequences(lines: list[Line]) -> set[int]:
     """Lines a launcher wrote, on any host: torchrun's own traceback and failure block, its
     log lines and banners, mpirun's boxed messages."""
@@ -187,15 +244,22 @@ def _launcher_sequences(lines: list[Line]) -> set[int]:
 
 
 def rank_lines(
-    lines: list[Line], host: str, rank: int | None, until: int | None = None, count: int = 30
+    lines: list[Line],
+    host: str,
+    rank: int | None,
+    until: int | None = None,
+    count: int = 30,
+    shared: bool = False,
 ) -> list[str]:
     """The last ``count`` lines ``rank`` on ``host`` wrote (up to sequence ``until``).
 
     A launcher that tags every line (mpirun) says which rank wrote it; under torchrun only
-    tracebacks carry ``[rankN]:``, so the host's untagged lines count as the rank's too.
+    tracebacks carry ``[rankN]:``, so the host's untagged lines count as the rank's too, unless
+    several ranks wrote them (``shares_output``). ``shared``: only those lines, no rank's own.
     """
     noise = _launcher_sequences(lines)
     tagged = rank is not None and any(h == host and r == rank for _, h, r, _ in lines)
+    apart = rank is not None and not tagged and shares_output(lines, host)
     selected = []
     for sequence, line_host, line_rank, text in lines:
         if line_host != host or sequence in noise or (until is not None and sequence > until):
@@ -203,7 +267,10 @@ def rank_lines(
         if tagged and line_rank != rank:
             continue
         own_rank, own_text = _unprefixed(line_rank, text)
-        if rank is None or own_rank is None or own_rank == rank:
-            if own_text.strip():
-                selected.append(own_text.rstrip())
+        if shared:
+            wanted = own_rank is None
+        else:
+            wanted = rank is None or own_rank == rank or (own_rank is None and not apart)
+        if wanted and own_text.strip():
+            selected.append(own_text.rstrip())
     return selected[-count:]

@@ -36,6 +36,7 @@ from smdist.backends.local.launch import HostCommand, prepare_commands
 from smdist.backends.local.layout import LocalLayout
 from smdist.backends.local.logs import JobLog
 from smdist.backends.local.network import choose_host_names
+from smdist.backends.local.options import LocalOptions
 from smdist.backends.local.preparation import (
     command_notes,
     local_layout,
@@ -48,7 +49,6 @@ from smdist.backends.local.preparation import (
 from smdist.backends.local.processes import MAX_RUN, REQUESTED, Outcome, Supervisor
 from smdist.backends.local.setup import (
     SAGEMAKER_BASE,
-    LocalOptions,
     PrepareError,
     check_tools,
     checkpoint_path,

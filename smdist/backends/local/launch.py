@@ -7,7 +7,7 @@ for the plan's launch on the emulated hosts; this module adds only what the emul
   MultiWorkerMirroredStrategy: the program as a plain process on every host,
   ``python -- <program> --name value ...``;
 - ``torch_distributed`` (DDP's SageMaker launcher, SMP v2): ``torchrun`` on every host with
-  a static rendezvous on the first host (a free port instead of the container's 7777);
+  a static rendezvous on the first host (a free port instead of the container's ``TORCHRUN_PORT``);
 - ``mpi`` (Horovod, SMP v1): ONE ``mpirun`` on the first host spanning all hosts, with the
   MPIRunner's options (``--tag-output``, ``-x`` of every ``SM_*`` variable, ...), plus
   ``--oversubscribe``; it reaches the other hosts over ``ssh``: in namespaces, the hosts' sshd

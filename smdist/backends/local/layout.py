@@ -153,8 +153,8 @@ def _processes_per_host(
                 f"--processes-per-host {explicit} does not apply)"
             )
         return 1
-    written = getattr(spec.strategy, "processes_per_host", "auto")  # as the spec says it
-    if explicit is None and spec.strategy.one_process_per_gpu and written != "auto":
+    written = plan.launch.requested_processes_per_host  # as the spec says it
+    if explicit is None and spec.strategy.one_process_per_gpu and written is not None:
         # SageMaker starts one per GPU whatever the spec says: the count written in the spec
         # is for the emulated hosts, as --processes-per-host is (the strategy warns of it).
         explicit = written

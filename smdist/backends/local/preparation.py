@@ -13,7 +13,8 @@ from smdist.backends.job_names import unique_job_name
 from smdist.backends.local.channels import ChannelView, stage_channels
 from smdist.backends.local.checkpoint_store import CheckpointStore, kept_files
 from smdist.backends.local.layout import LocalLayout, plan_layout
-from smdist.backends.local.setup import LocalOptions, PrepareError, job_region, prepare_notes
+from smdist.backends.local.options import LocalOptions
+from smdist.backends.local.setup import PrepareError, job_region, prepare_notes
 from smdist.packaging import bundle as packaging
 from smdist.packaging.exclusions import mark_local_root
 

@@ -4,7 +4,8 @@ Every host's command runs under ``host_init.py`` (its own session, a subreaper t
 host's whole process tree). The supervisor then watches:
 
 - a process exiting non-zero fails the job: a line names the host, the rank and how it ended
-  at once (not when the job is over), then every other host is stopped;
+  at once (not when the job is over), or the rank that is stopped (SIGSTOP) or hung when that
+  is why, then every other host is stopped;
 - ``max_run`` seconds after the start the job is stopped (SageMaker: MaxRuntimeExceeded);
 - no output from any process for ``stall_timeout`` seconds fails the job as hung;
 - ``request_stop(by)`` (Ctrl-C, SIGTERM, ``Job.stop()``) stops it, and so does the stop-request
@@ -12,9 +13,11 @@ host's whole process tree). The supervisor then watches:
   stop's detail says which (``stop requested by Ctrl-C``).
 
 Stopping is SageMaker's: SIGTERM (the host init process delivers it to the training processes
-and SIGKILLs what is left after the grace period), then, should an init process itself not
-finish, SIGKILL to everything below it. Finally every process that still carries the job's
-token in its environment is killed, so nothing outlives the job.
+and SIGKILLs what is left after the grace period; a stopped process is continued after its
+SIGTERM, so that it acts on it), then, should an init process itself not finish, SIGKILL to
+everything below it. Just before, the job's ranks are noted as they stand (``Outcome.ranks``):
+which are alive, which are stopped, for the failure reason. Finally every process that still
+carries the job's token in its environment is killed, so nothing outlives the job.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from smdist.backends.local import proctree as proctree
 from smdist.backends.local.host_start import HostStarter, SharedHosts
 from smdist.backends.local.launch import HostCommand
 from smdist.backends.local.logs import SMDIST, JobLog, pump
+from smdist.backends.local.process_endings import RankProcess, rank_processes
 
 INIT_SCRIPT = Path(__file__).with_name("host_init.py")
 KILL_MARGIN = 5.0  # seconds past the grace period before smdist kills an init process itself
@@ -60,6 +64,7 @@ class Outcome:
     stop_detail: str = ""
     killed: bool = False  # the grace period ran out
     leftovers: int = 0  # processes killed by the final sweep
+    ranks: tuple[RankProcess, ...] | None = None  # as they stood when the stop began
     duration: float = 0.0
 
     @property
@@ -205,21 +210,32 @@ class Supervisor:
         failed.reader.join(timeout=DRAIN_SECONDS)  # its last lines name the rank
         name, code = failed.command.host.name, failed.exit_code or 0
         lines = [line for line in self.log.recent_lines() if line[1] != SMDIST]
-        diagnosis = local_failure.diagnose(lines, {name: code}, [name], self.single_launcher)
+        ranks = self._note_ranks()  # a stopped rank is named, not the one that noticed
+        diagnosis = local_failure.diagnose(lines, {name: code}, [name], self.single_launcher, ranks)
         ended = local_failure.Ending.of_host_exit(code)
         if diagnosis is None:
             what = f"{name} ({ended})"
         else:
             what = diagnosis.summary()
-            if diagnosis.ending is None:  # one mpirun for every host: its own status
+            if diagnosis.ending is None and not diagnosis.stuck:  # one mpirun: its own status
                 what += f" ({name}'s launcher: {ended})"
         others = [host.command.host.name for host in self.hosts if host.exit_code is None]
         if others:
             what += f"; stopping {', '.join(others)}: SIGTERM now, SIGKILL after {self.grace:g} s"
         self.log.note(f"[failure] {what}")
 
+    def _note_ranks(self) -> tuple[RankProcess, ...]:
+        """The job's ranks as they stand, noted once, before any stop signal changes them."""
+        if self.outcome.ranks is None:
+            roots = {h.command.host.name: h.process.pid for h in self.hosts if h.exit_code is None}
+            rank_hosts = next((c.rank_hosts for c in self.commands if c.rank_hosts), [])
+            found = rank_processes(roots, self.token, rank_hosts) if proctree.available() else ()
+            self.outcome.ranks = found
+        return self.outcome.ranks
+
     def _begin_stop(self) -> float:
         """SIGTERM to every host still running; returns when to stop waiting for them."""
+        self._note_ranks()
         for host in self.hosts:
             if host.exit_code is None:
                 target = self.starter.signal_pid(host.process)

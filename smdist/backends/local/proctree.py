@@ -197,11 +197,56 @@ def termination_targets(root: int, table: dict[int, tuple[int, str]] | None = No
 
 
 def send(pids: Iterable[int], signum: int) -> None:
+    """``signum`` to each of ``pids``; SIGTERM is followed by SIGCONT to a stopped process
+    (SIGSTOP, Ctrl-Z), which otherwise keeps the SIGTERM pending until SIGKILL."""
     for pid in pids:
         try:
             os.kill(pid, signum)
+            if signum == signal.SIGTERM and is_stopped(pid):
+                os.kill(pid, signal.SIGCONT)
         except (ProcessLookupError, PermissionError):
             pass
+
+
+def is_stopped(pid: int) -> bool:
+    """Whether ``pid`` is stopped by a signal (state T), not merely asleep."""
+    entry = parent_of(pid)
+    return entry is not None and entry[1] == "T"
+
+
+def environment_value(pid: int, name: str) -> str | None:
+    """``name``'s value in ``pid``'s environment as it started, or None."""
+    try:
+        raw = (PROC / str(pid) / "environ").read_bytes()
+    except OSError:
+        return None
+    wanted = name.encode() + b"="
+    for entry in raw.split(b"\0"):
+        if entry.startswith(wanted):
+            return entry[len(wanted) :].decode("utf-8", "replace")
+    return None
+
+
+def rank_of(pid: int) -> int | None:
+    """The global rank a launcher gave ``pid`` (torchrun's RANK with LOCAL_RANK, Open MPI's
+    OMPI_COMM_WORLD_RANK), or None for a process that is no rank."""
+    value = environment_value(pid, "OMPI_COMM_WORLD_RANK")
+    if value is None and environment_value(pid, "LOCAL_RANK") is not None:
+        value = environment_value(pid, "RANK")
+    return int(value) if value is not None and value.isdigit() else None
+
+
+def own_pid(pid: int) -> int:
+    """``pid`` as its own pid namespace numbers it (what the process itself prints)."""
+    try:
+        status = (PROC / str(pid) / "status").read_text()
+    except OSError:
+        return pid
+    for line in status.splitlines():
+        if line.startswith("NSpid:"):
+            numbers = line.split()[1:]
+            return int(numbers[-1]) if numbers else pid
+    return pid
 
 
 def kill_all(pids: Iterable[int]) -> None:

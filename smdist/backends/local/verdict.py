@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from smdist.backends.base import JobStatus
-from smdist.backends.local.failure import Failure, diagnose, rank_lines
+from smdist.backends.local.failure import Failure, diagnose, hung_rank, rank_lines
 from smdist.backends.local.processes import MAX_RUN, REQUESTED, STALL
 
 if TYPE_CHECKING:
@@ -37,11 +37,16 @@ def judge(
             f"AlgorithmError: the job stalled: {outcome.stop_detail}; a process is "
             "probably hung (raise stall_timeout if it was only slow)"
         )
+        stopped = hung_rank(lines, outcome.ranks or ())
+        if stopped is not None:  # a stopped rank is why nothing printed
+            return JobStatus.FAILED, f"{reason}; {stopped.stuck}", stopped
         main = hosts[0].name
         said = tuple(rank_lines(lines, main, None))
         return JobStatus.FAILED, reason, Failure(main, None, None, None, said)
-    failure = diagnose(lines, outcome.exit_codes, outcome.failed_hosts, single_launcher)
-    if failure is None or not (failure.ending or failure.message or failure.last_lines):
+    failure = diagnose(
+        lines, outcome.exit_codes, outcome.failed_hosts, single_launcher, outcome.ranks or ()
+    )
+    if failure is None or not failure.tells_anything:
         # Nothing ran far enough to say anything (a host process could not start).
         first = outcome.failed_hosts[0] if outcome.failed_hosts else hosts[0].name
         reason = f"AlgorithmError: {outcome.stop_detail or 'a process failed'}"
@@ -51,12 +56,11 @@ def judge(
 
 def write_failure_file(hosts: list[EmulatedHost], failure: Failure, reason: str) -> None:
     """``output/failure`` of the failing host, as SageMaker keeps it: the reason, then what the
-    failing rank wrote last."""
+    failing rank wrote last (and the other ranks' own errors: ``Failure.details``)."""
     by_name = {host.name: host for host in hosts}
     host = by_name.get(failure.host, hosts[0])
-    written = "\n".join(failure.last_lines) or "(nothing)"
     host.failure_file.parent.mkdir(parents=True, exist_ok=True)
-    host.failure_file.write_text(f"{reason}\n\nLast lines of {failure.where}:\n{written}\n")
+    host.failure_file.write_text(failure.details(reason))
 
 
 def summary_line(

@@ -15,121 +15,31 @@ else ``SMDIST_ROLE``), ``region`` (else the spec's, else the AWS configuration),
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
-from smdist.backends.sagemaker import request as request_
-from smdist.backends.sagemaker import sdk as sdk
-from smdist.backends.sagemaker import sending
-from smdist.backends.sagemaker.dry_run import DryRun, Route
-from smdist.backends.sagemaker.dry_run import dry_run as value_of  # the package's dry_run wraps it
-from smdist.backends.sagemaker.job import DEFAULT_POLL_SECONDS, SageMakerJob, attach
-from smdist.backends.sagemaker.v3.session import sdk_version  # no SDK import
-from smdist.checks.catalog import unpinned_image
-from smdist.errors import Problem
-from smdist.planning.plan import Plan
-
-
-def sdk_v3_installed() -> bool:
-    """Whether the installed SageMaker Python SDK is 3.x: jobs then go out as v3 sends them."""
-    return (sdk_version() or "").startswith("3.")
-
-
-def submission_problems(plan: Plan) -> list[Problem]:
-    """What ``submit`` would refuse for the installed SDK line, found with no AWS call and no
-    SDK import: ``smdist validate`` and ``smdist plan`` report these too.
-
-    A job only the local backends can run (``file://`` inputs, a local-mode instance type) is
-    taken as meant for them: nothing is reported for it.
-    """
-    if request_.local_only_problems(plan.spec):
-        return []
-    problems = unpinned_image(plan.spec)
-    if sdk_v3_installed():
-        # lazy: v3's request modules load only where SDK v3 is the installed line
-        from smdist.backends.sagemaker.v3.request import carriage_problems
-
-        problems += carriage_problems(plan)
-    return problems
-
-
-def _route() -> Route:
-    """How jobs go out under the installed SDK line (only that line's modules are imported)."""
-    if sdk_v3_installed():
-        # lazy: only the installed SDK line's modules are imported
-        from smdist.backends.sagemaker.v3 import submit as v3_submit
-
-        return v3_submit.ROUTE
-    from smdist.backends.sagemaker import v2  # lazy: SDK v2's route under SDK v2 only
-
-    return v2.ROUTE
-
-
-def default_bucket(boto: Any) -> str:
-    """The installed SDK line's default bucket for ``boto``'s account and region."""
-    return _route().default_bucket(boto)
-
-
-def launch(
-    plan: Plan,
-    *,
-    bucket: str | None = None,
-    role: str | None = None,
-    region: str | None = None,
-    boto_session: Any = None,
-    poll_seconds: float = DEFAULT_POLL_SECONDS,
-) -> SageMakerJob:
-    """Upload the code if it is new, create the training job, return it (not waiting):
-    ``send(dry_run(plan, ...))`` with the account's role, bucket and region."""
-    return sending.launch(
-        plan,
-        _route(),
-        bucket=bucket,
-        role=role,
-        region=region,
-        boto_session=boto_session,
-        poll_seconds=poll_seconds,
-    )
-
-
-def dry_run(
-    plan: Plan,
-    *,
-    bucket: str | None = None,
-    role: str | None = None,
-    region: str | None = None,
-    job_name: str | None = None,
-    **_ignored: Any,
-) -> DryRun:
-    """The value ``launch`` sends, with no AWS call and no credentials needed: the plan bound
-    as ``launch`` binds it, rendered by the installed SDK line, placeholders for what is not
-    given (such a value is shown, never sent)."""
-    return value_of(plan, _route(), bucket=bucket, role=role, region=region, job_name=job_name)
-
-
-def send(
-    shown: DryRun, boto_session: Any = None, *, poll_seconds: float = DEFAULT_POLL_SECONDS
-) -> SageMakerJob:
-    """Send a dry run's value as it is: its code uploaded if new, its request created."""
-    return sending.send(shown, boto_session, poll_seconds=poll_seconds)
-
-
-def attach_job(
-    name: str,
-    *,
-    region: str | None = None,
-    boto_session: Any = None,
-    poll_seconds: float = DEFAULT_POLL_SECONDS,
-) -> SageMakerJob:
-    """A job submitted earlier (by anyone), by name: ``smdist status|logs|stop NAME``."""
-    return attach(name, sdk.boto_session(region, boto_session), poll_seconds=poll_seconds)
-
-
-__all__ = [
+# The package stays light (the command line reads the options of every backend): its
+# functions load from ``service`` on first use, its submodules on import.
+_SERVICE = (
     "DryRun",
     "SageMakerJob",
     "attach_job",
+    "default_bucket",
     "dry_run",
     "launch",
+    "sdk_v3_installed",
     "send",
     "submission_problems",
-]
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SERVICE:
+        return getattr(importlib.import_module(f"{__name__}.service"), name)
+    try:
+        return importlib.import_module(f"{__name__}.{name}")
+    except ModuleNotFoundError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+
+
+__all__ = list(_SERVICE)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from smdist.backends.base import JobError, JobStatus
 from smdist.backends.log_lines import prefixed
+from smdist.backends.sagemaker.options import DEFAULT_POLL_SECONDS
 from smdist.errors import NO_SUCH_JOB, Problem, SpecError
 
 if TYPE_CHECKING:
@@ -20,7 +21,6 @@ if TYPE_CHECKING:
     from smdist.planning.submission import Submission
 
 LOG_GROUP = "/aws/sagemaker/TrainingJobs"
-DEFAULT_POLL_SECONDS = 10.0
 
 
 class CloudWatchLogReader:

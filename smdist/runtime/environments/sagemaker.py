@@ -16,6 +16,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from ...contract.program import TORCHRUN_PORT
 from .base import (
     ClusterEnvironment,
     ClusterEnvironmentError,
@@ -29,7 +30,7 @@ DEFAULT_BASE_DIR = "/opt/ml"
 BASE_DIR_ENV = "SAGEMAKER_BASE_DIR"  # the training toolkit's override of /opt/ml
 RESOURCE_CONFIG_RELATIVE = Path("input/config/resourceconfig.json")
 # The port the SageMaker PyTorch toolkit gives torchrun's master; used when MASTER_PORT is unset.
-DEFAULT_MAIN_PORT = 7777
+DEFAULT_MAIN_PORT = TORCHRUN_PORT
 
 
 def resource_config_path(environ: Mapping[str, str]) -> Path:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from smdist.contract.image_prerequisites import absent_optional, missing_prerequisites
-from smdist.runtime import v3_driver
+from smdist.runtime import v3_driver_mpi
 
 
 def fake_path(tmp_path: Path, *programs: str) -> str:
@@ -146,11 +146,11 @@ def test_the_driver_writes_the_failure_file_and_prints_the_same_line(
     import importlib.util
 
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)  # no mpi4py
-    monkeypatch.setattr(v3_driver, "SSHD", str(tmp_path / "absent" / "sshd"))
-    monkeypatch.setattr(v3_driver, "SSH_PORT", closed_port)
+    monkeypatch.setattr(v3_driver_mpi, "SSHD", str(tmp_path / "absent" / "sshd"))
+    monkeypatch.setattr(v3_driver_mpi, "SSH_PORT", closed_port)
     env = {"PATH": fake_path(tmp_path, "smddprun")}
     output = tmp_path / "opt_ml" / "output"
-    code = v3_driver.check_image("smddp", ["algo-1", "algo-2"], "algo-1", env, output)
+    code = v3_driver_mpi.check_image("smddp", ["algo-1", "algo-2"], "algo-1", env, output)
     assert code == 1
     failure = (output / "failure").read_text().splitlines()
     assert len(failure) == 2
@@ -162,9 +162,9 @@ def test_the_driver_writes_the_failure_file_and_prints_the_same_line(
 
 
 def test_the_driver_goes_on_when_the_image_has_what_it_needs(tmp_path, listening_port, monkeypatch):
-    monkeypatch.setattr(v3_driver, "SSHD", str(tmp_path / "absent" / "sshd"))
-    monkeypatch.setattr(v3_driver, "SSH_PORT", listening_port)
+    monkeypatch.setattr(v3_driver_mpi, "SSHD", str(tmp_path / "absent" / "sshd"))
+    monkeypatch.setattr(v3_driver_mpi, "SSH_PORT", listening_port)
     env = {"PATH": fake_path(tmp_path, "mpirun")}
     output = tmp_path / "output"
-    assert v3_driver.check_image("mpirun", ["algo-1", "algo-2"], "algo-1", env, output) == 0
+    assert v3_driver_mpi.check_image("mpirun", ["algo-1", "algo-2"], "algo-1", env, output) == 0
     assert not (output / "failure").exists()

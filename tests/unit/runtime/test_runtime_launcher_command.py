@@ -109,7 +109,7 @@ def test_gpu_count_comes_from_sagemaker_before_the_driver():
 @pytest.mark.parametrize(
     ("environ", "port"),
     [
-        ({}, 29400),
+        ({}, 7777),  # the container's MASTER_PORT
         ({"MASTER_PORT": "7777"}, 7777),
         ({"MASTER_PORT": "7777", "SMDIST_RDZV_PORT": "30001"}, 30001),
     ],

@@ -12,6 +12,8 @@ every host has its own ports and nothing is added to this machine's network.
 - ``sshd``: the hosts' sshd: runs ``ssh <host> <command>`` inside that host (a process cannot
   enter a sibling PID namespace, so the sessions start from outside every host), and ``ssh``,
   the client every host has on its PATH.
+- ``capabilities``: what a host's processes may do once its setup is done: a Docker
+  container's default capabilities, no more (no mount, no change of its network).
 
 Needs root, util-linux (``unshare``, ``nsenter``, ``mount``) and iproute2 (``ip``).
 """

@@ -75,7 +75,7 @@ class HostCluster:
         # (the job's name) says whose it is, ``owner`` which process made it.
         self.run = Path(tempfile.mkdtemp(prefix=f"{RUN_PREFIX}{label[:64]}-"))
         (self.run / OWNER).write_text(json.dumps(process_identity()))
-        self.hosts_file = self.run / "hosts"
+        self.hosts_file = self.run / "hosts"  # each host starts with its own copy of it
         self.hosts_file.write_text(hosts_file(self.names))
         self.tools = self.run / "bin"  # first on every host's PATH: its ``ssh``
         write_client(self.tools, self.run)
@@ -124,7 +124,9 @@ class HostCluster:
         name = self.names[index - 1]
         self.environments[name] = env
         own = env if command_env is None else command_env
-        lent = lent_paths([self.run, root, *self.lend, *argv[:1]], own)
+        # From both environments: a worker mpirun reaches runs its ranks in ssh sessions (``env``)
+        # while its own command (``own``) names none of their paths.
+        lent = lent_paths([self.run, root, *self.lend, *argv[:1]], env, own)
         gateway = GATEWAY if self.switch.routes_out else None
         network = {"address": host_address(index), "prefix": 24, "gateway": gateway}
         spec = HostSpec(

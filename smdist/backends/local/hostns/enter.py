@@ -9,15 +9,19 @@ user's credentials, is never written to disk.
   throw-away overlay on ``/opt`` provides the mount point in this mount namespace only, hiding
   nothing and writing nothing to the machine; the channels read in place (``views``) are
   their sources, read-only, at their folders under ``/opt/ml/input/data``;
-- ``/etc/hosts`` names every host of the job, ``/etc/environment`` is the host's own (SageMaker's
-  MPI drivers write the rank environment there for the sshd sessions mpirun opens);
+- ``/etc/hosts`` names every host of the job; it, ``/etc/resolv.conf`` and ``/etc/hostname`` are
+  the host's own copies, as each container's are (a line a script adds stays in its host);
+  ``/etc/environment`` is the host's own (SageMaker's MPI drivers write the rank environment
+  there for the sshd sessions mpirun opens);
 - ``/tmp`` and ``/dev/shm`` are the host's own, as a container's are (``lent.py``): of this
   machine's ``/tmp`` it sees only the folders lent to it, at their paths;
 - the hostname is ``algo-K``; once its ``eth0`` is there (the ``network`` file in its state
   folder) the host gives it its address and route (``interface.py``), the command starts, and
   ``ready`` tells ssh sessions they may come;
 - with ``listen_ssh``, port 22 answers as a Deep Learning Container's sshd does, for drivers
-  that wait for it on every host (the sessions themselves come through ``sshd``).
+  that wait for it on every host (the sessions themselves come through ``sshd``);
+- the command gets a Docker container's default capabilities only (``capabilities.py``): the
+  setup above is the last thing done with more.
 
 Standard library only, started without site-packages: it runs before any of the job's code.
 """
@@ -33,8 +37,9 @@ import time
 from pathlib import Path
 
 if __package__:  # imported (by tests, for ``bind``)
-    from smdist.backends.local.hostns import interface
+    from smdist.backends.local.hostns import capabilities, interface
 else:  # run as a script, without site-packages: its folder is first on sys.path
+    import capabilities
     import interface
 
 OPT_ML = Path("/opt/ml")
@@ -43,6 +48,8 @@ SSHD = "/usr/sbin/sshd"
 
 
 MS_RDONLY, MS_REMOUNT, MS_BIND = 1, 32, 4096
+MNT_DETACH = 2
+RESOLV_CONF = "/etc/resolv.conf"
 # What a read-only remount must keep of the mount it binds (in a user namespace the kernel
 # refuses to drop them): statvfs's flag -> mount's.
 _KEPT_FLAGS = {
@@ -62,6 +69,12 @@ def mount(source: str, target: str, kind: str | None = None, options: str | None
     if done != 0:
         error = ctypes.get_errno()
         raise OSError(error, f"mount {source} on {target}: {os.strerror(error)}")
+
+
+def unmount(target: str, flags: int = 0) -> None:
+    if _LIBC.umount2(target.encode(), flags) != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, f"umount {target}: {os.strerror(error)}")
 
 
 def bind(source: str, target: str, read_only: bool = False) -> None:
@@ -99,6 +112,33 @@ def provide_opt_ml(scratch: Path) -> None:
     except OSError as error:
         raise SystemExit(f"emulated host: no /opt/ml and no overlayfs: {error}") from None
     OPT_ML.mkdir()
+
+
+def own_etc_files(private: Path, contents: dict[str, bytes]) -> None:
+    """Each ``/etc`` file of ``contents`` (path -> text) as this host's own copy, as every Docker
+    container has its own: what a script writes there stays in its host. The copies are on a
+    tmpfs mounted in this mount namespace only, then detached: only their bind mounts reach
+    them, so neither another host nor this machine sees or changes them."""
+    private.mkdir(exist_ok=True)
+    mount("tmpfs", str(private), "tmpfs", "mode=0755,size=1m")
+    for target, content in contents.items():
+        copy = private / Path(target).name
+        copy.write_bytes(content)
+        copy.chmod(0o644)
+        bind(str(copy), target)
+    unmount(str(private), MNT_DETACH)
+
+
+def etc_contents(spec: dict) -> dict[str, bytes]:
+    """The host's ``/etc`` files: the job's hosts file, its resolver (the job network's, else
+    this machine's), its hostname, where this machine has the file to cover."""
+    contents = {"/etc/hosts": Path(spec["hosts_file"]).read_bytes()}
+    resolver = spec.get("resolv_conf") or RESOLV_CONF
+    if os.path.isfile(RESOLV_CONF) and os.path.isfile(resolver):
+        contents[RESOLV_CONF] = Path(resolver).read_bytes()
+    if os.path.isfile("/etc/hostname"):
+        contents["/etc/hostname"] = f"{spec['host']}\n".encode()
+    return contents
 
 
 def own_tmp(own: str, lent: list[str]) -> None:
@@ -157,18 +197,20 @@ def enter(spec: dict) -> None:
     provide_opt_ml(Path(spec["scratch"]))
     bind(spec["root"], str(OPT_ML))
     show_channels(spec.get("views") or [])  # before /tmp is the host's own: sources may be there
-    bind(spec["hosts_file"], "/etc/hosts")
+    own_etc_files(state / "etc", etc_contents(spec))
     bind(spec["etc_environment"], "/etc/environment")
     own_tmp(spec["own_tmp"], spec["lent"])
     own_shm()
-    if spec.get("resolv_conf"):  # the job network's resolver, where the machine's is loopback
-        bind(spec["resolv_conf"], "/etc/resolv.conf")
     socket.sethostname(spec["host"])
     os.chdir(spec.get("cwd") or "/")
     await_file(state / "network", "the host's network")  # cabled from outside
     if spec.get("network"):  # else configured from outside too
         network = spec["network"]
         interface.configure("eth0", network["address"], network["prefix"], network["gateway"])
+    try:  # the setup is done: the rest, the command above all, runs as in a container
+        capabilities.drop_to_container_set()
+    except OSError as error:
+        raise SystemExit(f"emulated host: {error}") from None
     if spec.get("listen_ssh"):
         _listen_as_sshd()
     (state / "ready").touch()  # ssh sessions may enter this host now

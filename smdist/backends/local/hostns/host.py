@@ -27,8 +27,9 @@ ETC_ENVIRONMENT = "etc-environment"
 
 @dataclass(frozen=True)
 class HostSpec:
-    """One host: its name, the folder that is its /opt/ml, the job's /etc/hosts, its command
-    and the environment the command starts with."""
+    """One host: its name, the folder that is its /opt/ml, the job's hosts file (the host's
+    /etc/hosts is its own copy of it), its command and the environment the command starts
+    with."""
 
     name: str
     root: Path

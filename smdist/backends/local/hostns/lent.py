@@ -19,12 +19,14 @@ TMP = Path("/tmp")
 SEARCH_PATHS = ("PATH", "PYTHONPATH", "LD_LIBRARY_PATH", "VIRTUAL_ENV")
 
 
-def lent_paths(paths: Iterable[str | Path], env: Mapping[str, str]) -> list[str]:
+def lent_paths(paths: Iterable[str | Path], *envs: Mapping[str, str]) -> list[str]:
     """The top-level folders of ``/tmp`` that hold any of ``paths``, the interpreter's files
-    (``sys.prefix``, ``sys.path``) or an entry of the search paths in ``env``."""
+    (``sys.prefix``, ``sys.path``) or an entry of the search paths in any of ``envs`` (every
+    environment the host's processes start from: its command's and its ssh sessions')."""
     candidates = [*map(str, paths), sys.prefix, sys.base_prefix, sys.exec_prefix, *sys.path]
-    for name in SEARCH_PATHS:
-        candidates += env.get(name, "").split(os.pathsep)
+    for env in envs:
+        for name in SEARCH_PATHS:
+            candidates += env.get(name, "").split(os.pathsep)
     lent: set[str] = set()
     for candidate in filter(None, candidates):
         for path in {Path(os.path.abspath(candidate)), Path(os.path.realpath(candidate))}:

@@ -6,7 +6,8 @@ its stdin, stdout and stderr (file descriptors, over the run folder's Unix socke
 ``SessionBroker``, a thread of the process that started the hosts, outside every host. It runs
 ``/bin/sh -c CMD`` in the host's mount, UTS, network and PID namespaces, with the host's
 environment (held in memory: it may carry credentials) plus what its ``/etc/environment``
-says, as sshd would after SageMaker's MPI setup. ``ssh`` exits with the command's status (255
+says, as sshd would after SageMaker's MPI setup, and a container's capabilities only
+(``capabilities.py``: ``nsenter`` itself needs more). ``ssh`` exits with the command's status (255
 when a signal ended it, as ssh does); when ``ssh`` dies first (mpirun stopping its daemons),
 the command's process group is ended, as sshd ends a session whose connection dropped.
 
@@ -40,6 +41,8 @@ HOST_START_TIMEOUT = 60.0  # seconds a session waits for its host to be ready
 # start sshd (the first host, mpirun's, starts sshd at once under the training toolkit).
 SSHD_AFTER_ENVIRONMENT = "sshd-after-environment"
 SESSION_END_GRACE = 5.0  # seconds between SIGTERM and SIGKILL for a dropped session
+# Run inside the host before the session's shell: it leaves a container's capabilities only.
+CAPABILITIES = Path(__file__).with_name("capabilities.py")
 
 
 def etc_environment(text: str) -> dict[str, str]:
@@ -128,7 +131,8 @@ class SessionBroker:
                    f"--wd={'/' if self._user_namespace else '/root'}", "--"]  # fmt: skip
         stdin, stdout, stderr = fds
         return subprocess.Popen(
-            [*nsenter, "/bin/sh", "-c", command], stdin=stdin, stdout=stdout, stderr=stderr,
+            [*nsenter, sys.executable, "-S", "-E", str(CAPABILITIES), "/bin/sh", "-c", command],
+            stdin=stdin, stdout=stdout, stderr=stderr,
             env={**env, "PATH": env.get("PATH", SYSTEM_PATH)}, start_new_session=True,
         )  # fmt: skip
 

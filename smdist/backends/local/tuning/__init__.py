@@ -11,13 +11,16 @@ study runs at a time in that folder (``lock``).
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from smdist.backends.local.setup import DEFAULT_ROOT, PrepareError
+from smdist.backends.local.options import DEFAULT_ROOT, LocalTuneOptions
+from smdist.backends.local.setup import PrepareError
 from smdist.backends.local.tuning.objective import objective_regex
+from smdist.callbacks import each
 from smdist.checks.tuning import tuning_name_prefix
-from smdist.errors import Problem, SpecError
+from smdist.checks.tuning_section import require_tuning
 
 if TYPE_CHECKING:
     from smdist.backends.local.tuning.search import OnTrial
@@ -88,42 +91,67 @@ def tune_locally(
     """
     _require_optuna()
     # lazy: these import Optuna, which is optional (checked just above)
-    from smdist.backends.local.tuning import identity, space, store
+    from smdist.backends.local.tuning import store
     from smdist.backends.local.tuning.lock import study_lock
-    from smdist.backends.local.tuning.search import Search, default_parallel
 
-    tuning = plan.spec.tuning
-    if tuning is None:
-        raise SpecError([Problem("tuning", "is missing: the job file has no tuning: section")])
+    tuning = require_tuning(plan.spec)
     for note in local_notes(tuning):
         warnings.warn(note, UserWarning, stacklevel=2)
     name = tuning_name_prefix(plan.spec)
     directory = store.study_dir(Path(root), name)
     with study_lock(directory, name):  # before anything of the study is read or moved
         study = store.open_study(directory, name, tuning, fresh=fresh)
-        if parallel is None:
-            parallel = default_parallel(plan, tuning, hosts, processes_per_host)
-        search = Search(
-            study=study,
-            plan=plan,
-            tuning=tuning,
-            name=name,
-            trial_prefix=identity.trial_prefix(name, identity.epoch(study)),
-            directory=directory,
-            regex=objective_regex(plan.metric_definitions, tuning.objective.metric),
-            launch_options={
-                "root": Path(root),
-                "hosts": hosts,
-                "processes_per_host": processes_per_host,
-                # A trial is a new job: it restores no checkpoints, whoever left them (its
-                # store, named after it, is its study's own; see identity).
-                "fresh": True,
-            },
-            parallel=max(1, parallel),
-            budget=space.trial_budget(tuning),
-            on_trial=on_trial,
-        )
-        return search.run()
+        trials = {"root": Path(root), "hosts": hosts, "processes_per_host": processes_per_host}
+        return _search(plan, study, directory, trials, parallel, on_trial).run()
 
 
-__all__ = ["local_notes", "trial_budget", "tune_locally"]
+def _search(
+    plan: Plan,
+    study: Any,
+    directory: Path,
+    trials: dict[str, Any],
+    parallel: int | None,
+    on_trial: OnTrial | None,
+) -> Any:
+    """The search of ``study`` (opened and locked), its trials local jobs with ``trials``'
+    options."""
+    # lazy: these import Optuna, which is optional (checked by tune_locally)
+    from smdist.backends.local.tuning import identity, space
+    from smdist.backends.local.tuning.search import Search, default_parallel
+
+    tuning = plan.spec.tuning
+    name = tuning_name_prefix(plan.spec)
+    if parallel is None:
+        parallel = default_parallel(plan, tuning, trials["hosts"], trials["processes_per_host"])
+    return Search(
+        study=study,
+        plan=plan,
+        tuning=tuning,
+        name=name,
+        trial_prefix=identity.trial_prefix(name, identity.epoch(study)),
+        directory=directory,
+        regex=objective_regex(plan.metric_definitions, tuning.objective.metric),
+        # A trial is a new job: it restores no checkpoints, whoever left them (its store,
+        # named after it, is its study's own; see identity).
+        launch_options={**trials, "fresh": True},
+        parallel=max(1, parallel),
+        budget=space.trial_budget(tuning),
+        on_trial=on_trial,
+    )
+
+
+def tune_here(
+    plan: Plan, options: LocalTuneOptions, progress: Callable[[str], None] | None
+) -> TuningResult:
+    """``tune_locally`` with the backend's options, and a line for each trial that ends."""
+    # lazy: the progress lines, for a search only
+    from smdist.backends.tuning_progress import TrialLines
+
+    given = options.given()
+    callbacks = [given.pop("on_trial", None)]  # a caller's own, called as well
+    if progress is not None:
+        callbacks.append(TrialLines(progress, trial_budget(plan.spec.tuning)))
+    return tune_locally(plan, on_trial=each(*callbacks), **given)
+
+
+__all__ = ["local_notes", "trial_budget", "tune_here", "tune_locally"]

@@ -22,7 +22,7 @@ from optuna.trial import TrialState
 
 from smdist.backends.base import JobStatus
 from smdist.backends.local import LocalJob
-from smdist.backends.local import launch as local_launch
+from smdist.backends.local.starting import launch as local_launch
 from smdist.backends.local.tuning import store
 from smdist.backends.local.tuning.objective import ObjectiveReader, no_value_reason
 from smdist.backends.local.tuning.space import suggest

@@ -16,7 +16,7 @@ from typing import Any
 from smdist.backends.safe_files import write_text_atomically
 
 RUN_FILE = "run.json"
-RECORD = "job.json"  # what status, logs and stop read: see smdist.cli.local
+RECORD = "job.json"  # what status, logs and stop read: see smdist.backends.recorded
 
 
 @dataclass(frozen=True)

@@ -184,7 +184,12 @@ def run_v3(run: LocalRun, plan: Plan) -> str | None:
         **{k: v for k, v in kwargs.items() if v is not None},
     )
     trainer.train(wait=True, logs=False)
-    # v3 leaves the archives in <container root>/compressed_artifacts; the job keeps them.
+    return _keep_v3_archives(run)
+
+
+def _keep_v3_archives(run: LocalRun) -> str | None:
+    """The archives v3 leaves in ``<container root>/compressed_artifacts``, moved into the job's
+    output directory, which keeps them; the model's file:// URI (None: the job wrote none)."""
     output = Path(run.output_dir)
     output.mkdir(parents=True, exist_ok=True)
     for archive in ("model.tar.gz", "output.tar.gz"):

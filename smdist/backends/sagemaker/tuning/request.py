@@ -26,7 +26,7 @@ from typing import Any
 
 from smdist.backends.sagemaker import request as request_
 from smdist.catalog import wire
-from smdist.errors import Problem, SpecError
+from smdist.checks.tuning_section import require_tuning as require_section
 from smdist.planning.plan import Plan
 from smdist.planning.submission import Submission
 from smdist.spec.tuning import CategoricalRange, ContinuousRange, IntegerRange, Tuning
@@ -68,19 +68,7 @@ EARLY_STOPPING = {True: "Auto", False: "Off"}
 
 def require_tuning(plan: Plan) -> Tuning:
     """The plan's ``tuning:`` section; SpecError naming the field when the job has none."""
-    if plan.spec.tuning is None:
-        raise SpecError(
-            [
-                Problem(
-                    "tuning",
-                    "is missing: the job file states no search",
-                    None,
-                    "a tuning: section with objective, parameters and max_jobs "
-                    "(examples/tuning/pytorch_ddp.yaml)",
-                )
-            ]
-        )
-    return plan.spec.tuning
+    return require_section(plan.spec)
 
 
 def parameter_ranges(tuning: Tuning) -> dict[str, list[dict[str, Any]]]:

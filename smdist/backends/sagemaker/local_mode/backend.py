@@ -1,0 +1,76 @@
+"""SageMaker local mode on the backend interface: the SDK's own containers, under Docker."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from smdist.backends import job_rows, recorded
+from smdist.backends.base import Backend
+from smdist.backends.sagemaker.backend import SageMakerBackend
+from smdist.backends.sagemaker.options import LocalModeOptions
+from smdist.errors import SpecError
+
+if TYPE_CHECKING:
+    from smdist.backends.sagemaker.dry_run import DryRun
+    from smdist.planning.plan import Plan
+
+
+class LocalModeBackend(SageMakerBackend):
+    """Shows the request SageMaker would get (as ``sagemaker`` does); runs it in containers
+    here, supervised by a process of its own, so the job outlives ``smdist submit``."""
+
+    name = "sagemaker-local"
+    summary = "SageMaker's training containers on this machine (the SDK's local mode, Docker)"
+    Options = LocalModeOptions
+    finds_jobs_here = True
+
+    def dry_run(self, plan: Plan, options: Any) -> DryRun:
+        # lazy: the SDK line's request modules, for a dry run only
+        from smdist.backends import sagemaker
+
+        return sagemaker.dry_run(
+            plan, bucket=options.bucket, role=options.role, region=options.region
+        )
+
+    def send(self, value: DryRun, options: LocalModeOptions) -> Any:
+        return self.launch(value.plan, options)
+
+    def launch(self, plan: Plan, options: LocalModeOptions) -> Any:
+        # lazy: Docker's checks and the supervisor, when a job starts
+        from smdist.backends.sagemaker.local_mode import starting as local_mode
+
+        return local_mode.launch(plan, **options.given())
+
+    def notes(self, plan: Plan) -> list[str]:
+        return []  # it runs on this machine: no instance is paid for
+
+    def launched(self, job: Any) -> list[str]:
+        return [
+            f"{job.name}: running in SageMaker local mode on this machine; follow it with "
+            f"`smdist logs -f {job.name}`, stop it with `smdist stop {job.name}`"
+        ]
+
+    def attach(self, name: str, options: LocalModeOptions) -> Any:
+        """The job recorded under ``root`` as ``name`` (local mode keeps the local records)."""
+        return recorded.find(name, options.root, studies=False)
+
+    def known_names(self, options: LocalModeOptions) -> list[str]:
+        return recorded.names(options.root)
+
+    def not_found(self, name: str, options: LocalModeOptions) -> SpecError:
+        return recorded.missing(name, options.root, self.name)
+
+    def where(self, record: dict[str, Any], job_dir: Any) -> str:
+        return (
+            f"sagemaker-local (SDK v{record.get('sdk')}): {record.get('instance_count')} "
+            f"{record.get('instance_type')} container(s) in {job_dir}"
+        )
+
+    def unreachable(self, options: Any) -> str | None:
+        return None
+
+    def list(self, options: LocalModeOptions) -> list[Any]:
+        """The jobs recorded under ``root`` (with the local backend's)."""
+        return job_rows.rows(options.root)
+
+    tune = Backend.tune  # runs no search: the refusal every backend without one gives
