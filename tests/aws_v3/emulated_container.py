@@ -20,10 +20,11 @@ and the command runs verbatim with the request's Environment, a container-like b
 and a ``PATH`` whose first entry is the directory of the interpreter that plays the image's
 python.
 
-The hosts are the local backend's (``smdist.backends.local.hostns.HostCluster``: ``unshare`` +
-``enter``, the job's bridge, and its sshd, through which an ``ssh <host> <command>`` on any
-host, as mpirun issues, runs inside the target host with that host's environment, as sshd
-would after SageMaker's MPI setup).
+The hosts are the local backend's
+(``smdist.backends.local.hosts.namespaced.HostCluster``: ``unshare`` + ``enter``, the job's
+bridge, and its sshd, through which an ``ssh <host> <command>`` on any host, as mpirun issues,
+runs inside the target host with that host's environment, as sshd would after SageMaker's MPI
+setup).
 
 Differences from SageMaker: no image (the given interpreter and this machine's tools play it),
 one shared ``/tmp``, no GPUs, no route out of the job's network, every channel
@@ -31,7 +32,8 @@ copied (File mode) whatever its InputMode, nothing uploaded back to S3. Needs ro
 and iproute2.
 
 Usage: ``run_request(request, s3, hosts=2, python=..., root=tmp_path)`` -> ``list[HostResult]``.
-What runs inside each namespace, and the ``ssh`` client, is the local backend's ``hostns``.
+What runs inside each namespace, and the ``ssh`` client, is the local backend's
+``hosts.namespaced``.
 """
 
 from __future__ import annotations
@@ -48,9 +50,9 @@ from typing import Any
 
 from integration.torch_exit import EXIT_ABORT, past_torch_exit_aborts
 
-from smdist.backends.local.hostns.cluster import HostCluster
-from smdist.backends.local.hostns.enter import OPT_ML
-from smdist.backends.local.hostns.probe import SYSTEM_PATH
+from smdist.backends.local.hosts.namespaced.cluster import HostCluster
+from smdist.backends.local.hosts.namespaced.enter import OPT_ML
+from smdist.backends.local.hosts.namespaced.probe import SYSTEM_PATH
 
 # What a Deep Learning Container's image sets (Dockerfile ENV) and a container runtime adds.
 IMAGE_ENV = {"PYTHONUNBUFFERED": "TRUE", "PYTHONDONTWRITEBYTECODE": "TRUE", "LANG": "C.UTF-8"}

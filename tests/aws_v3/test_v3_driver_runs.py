@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from smdist.backends import sagemaker as backend
-from smdist.backends.local.hostns.probe import SYSTEM_PATH
+from smdist.backends.local.hosts.namespaced.probe import SYSTEM_PATH
 from smdist.planning.plan import plan
 from smdist.spec.job import JobSpec
 

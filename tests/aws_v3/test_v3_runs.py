@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from smdist.backends.local.hostns.switch import host_address
+from smdist.backends.local.hosts.namespaced.switch import host_address
 from smdist.backends.sagemaker.v3 import trainer as v3
 from smdist.planning.plan import plan
 from smdist.spec.job import JobSpec

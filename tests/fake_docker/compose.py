@@ -55,8 +55,8 @@ from typing import Any
 import yaml
 
 from fake_docker import state as state_
-from smdist.backends.local.hostns.probe import SYSTEM_PATH
-from smdist.backends.local.hostns.switch import Switch, plug_in, start_switch
+from smdist.backends.local.hosts.namespaced.probe import SYSTEM_PATH
+from smdist.backends.local.hosts.namespaced.switch import Switch, plug_in, start_switch
 
 LEGACY_VERSION = "docker-compose version 1.29.2, build 5becea4c"
 CONTAINER_PROGRAM = Path(__file__).resolve().with_name("container.py")

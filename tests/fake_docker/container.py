@@ -6,7 +6,7 @@ as Docker would and the service's command exec'd (this process becomes it):
 
 - an empty ``/opt/ml`` of the container's own (the image's), when a volume goes under it: a
   tmpfs over this machine's, or, where this machine has none, the overlay of
-  local backend's ``hostns/enter.py`` (a mount point without hiding anything of ``/opt``);
+  local backend's ``hosts/namespaced/enter.py`` (a mount point without hiding anything of ``/opt``);
 - every volume bind-mounted, shallowest target first, read-only ones remounted so; a missing
   mount point is made (under ``/opt/ml`` or inside another volume only: nothing is created on
   this machine's own directories);
@@ -16,7 +16,7 @@ as Docker would and the service's command exec'd (this process becomes it):
 
 It dies with the fake Compose that started it (``PR_SET_PDEATHSIG``, kept across the exec), so
 a killed Compose leaves no container running. Standard library only, plus the helpers of the
-local backend's ``hostns/enter.py``.
+local backend's ``hosts/namespaced/enter.py``.
 """
 
 from __future__ import annotations
@@ -30,9 +30,8 @@ import sys
 from pathlib import Path
 
 # The local backend's host entry (standard library only), as a file: no smdist import here.
-sys.path.insert(
-    0, str(Path(__file__).resolve().parents[2] / "smdist" / "backends" / "local" / "hostns")
-)
+NAMESPACED_HOSTS = Path(__file__).resolve().parents[2] / "smdist/backends/local/hosts/namespaced"
+sys.path.insert(0, str(NAMESPACED_HOSTS))
 import enter as namespace  # noqa: E402
 
 PR_SET_PDEATHSIG = 1

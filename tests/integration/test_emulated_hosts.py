@@ -31,10 +31,10 @@ import yaml
 from local_jobs import EXAMPLES, SMALL, assert_nothing_left, smdist_run, tar_names
 from torch_exit import EXIT_ABORT, past_torch_exit_aborts
 
-from smdist.backends.local.host_start import NO_ROUTE, SHARED_LIMITS
-from smdist.backends.local.hostns import probe
-from smdist.backends.local.hostns.probe import FORCE_USER_NAMESPACE, namespace_support
-from smdist.backends.local.hostns.switch import router_path
+from smdist.backends.local.hosts.choice import NO_ROUTE, SHARED_LIMITS
+from smdist.backends.local.hosts.namespaced import probe
+from smdist.backends.local.hosts.namespaced.probe import FORCE_USER_NAMESPACE, namespace_support
+from smdist.backends.local.hosts.namespaced.switch import router_path
 
 pytestmark = [
     pytest.mark.integration,
@@ -279,7 +279,7 @@ FAILED_PREPARATION = """
 import errno, json, os, sys, threading
 from pathlib import Path
 import smdist
-from smdist.backends.local import preparation
+from smdist.backends.local.preparation import files as preparation
 
 def full_disk(*args, **kwargs):
     raise OSError(errno.ENOSPC, "No space left on device")

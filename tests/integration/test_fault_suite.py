@@ -32,7 +32,7 @@ from local_jobs import (
     smdist_run,
 )
 
-from smdist.backends.local.hostns.probe import namespace_support
+from smdist.backends.local.hosts.namespaced.probe import namespace_support
 
 pytestmark = pytest.mark.integration
 

@@ -23,8 +23,8 @@ import pytest
 import yaml
 from local_jobs import assert_nothing_left, smdist_run, tar_names
 
-from smdist.backends.local.hostns.probe import FORCE_USER_NAMESPACE, namespace_support
-from smdist.backends.local.hostns.switch import host_address
+from smdist.backends.local.hosts.namespaced.probe import FORCE_USER_NAMESPACE, namespace_support
+from smdist.backends.local.hosts.namespaced.switch import host_address
 
 pytestmark = [
     pytest.mark.integration,

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from smdist.backends.local.hostns.cluster import HostCluster
-from smdist.backends.local.hostns.probe import SYSTEM_PATH, namespace_support
+from smdist.backends.local.hosts.namespaced.cluster import HostCluster
+from smdist.backends.local.hosts.namespaced.probe import SYSTEM_PATH, namespace_support
 
 pytestmark = [
     pytest.mark.integration,

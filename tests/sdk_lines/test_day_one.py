@@ -78,6 +78,11 @@ def test_submit_status_and_logs_take_aws_region_alone(aws, bucket, tmp_path, cap
     assert main(["status", name, "--backend", "sagemaker"]) == 0, capsys.readouterr().err
     assert "Completed" in capsys.readouterr().out
     assert main(["logs", name, "--backend", "sagemaker"]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    assert main(["jobs", "--backend", "sagemaker", "--json"]) == 0, capsys.readouterr().err
+    listed = {row["name"]: row for row in json.loads(capsys.readouterr().out)}
+    assert listed[name]["status"] == "Completed" and listed[name]["kind"] == "job"
+    assert listed[name]["started"] is not None and listed[name]["duration"] >= 0
 
 
 @pytest.mark.usefixtures("no_aws_configuration")

@@ -17,7 +17,7 @@ from moto_server import s3_objects, unreachable_aws
 
 from smdist.backends import sagemaker as backend
 from smdist.backends.sagemaker import tuning, v2
-from smdist.backends.sagemaker.dry_run import dry_run
+from smdist.backends.sagemaker.dry_run_value import dry_run
 from smdist.backends.sagemaker.v2.estimator_call import estimator_call
 from smdist.errors import SpecError
 from smdist.planning.plan import plan

@@ -7,10 +7,10 @@ import os
 import time
 from pathlib import Path
 
-from smdist.backends.local.artifacts import clash_note, merged_entries
-from smdist.backends.local.checkpoint_store import CheckpointStore
-from smdist.backends.local.checkpoint_sync import CheckpointSync, inodes, open_for_writing
-from smdist.backends.local.hosts import EmulatedHost
+from smdist.backends.local.data.artifacts import clash_note, merged_entries
+from smdist.backends.local.data.checkpoint_store import CheckpointStore
+from smdist.backends.local.data.checkpoint_sync import CheckpointSync, inodes, open_for_writing
+from smdist.backends.local.hosts.folders import EmulatedHost
 
 SETTLE = 0.2
 

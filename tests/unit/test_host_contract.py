@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from smdist.backends.local.environment import JobSettings
-from smdist.backends.local.environment import host_environment as local_environment
-from smdist.backends.local.hosts import EmulatedHost, host_config
-from smdist.backends.local.launch import local_launch
-from smdist.backends.local.layout import plan_layout
+from smdist.backends.local.hosts.folders import EmulatedHost, host_config
+from smdist.backends.local.preparation.layout import plan_layout
+from smdist.backends.local.processes.commands import local_launch
+from smdist.backends.local.processes.environment import JobSettings
+from smdist.backends.local.processes.environment import host_environment as local_environment
 from smdist.checks.reading import load
 from smdist.contract.commands import HostPorts, script_environment
 from smdist.contract.environment import HostConfig, Machine, input_data_config, resource_config
@@ -32,8 +32,8 @@ EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.yam
 IDS = [path.stem for path in EXAMPLES]
 # What the local backend adds: the emulation's paths, region and token, the DLC image's Python
 # settings, the host's share of the GPUs and cores, host-name resolution.
-LOCAL_ADDS = {"PYTHONPATH", "SAGEMAKER_REGION", "SAGEMAKER_BASE_DIR", "PYTHONUNBUFFERED",
-              "PYTHONDONTWRITEBYTECODE", "SMDIST_LOCAL_JOB_ID", "CUDA_VISIBLE_DEVICES",
+# (The region, unbuffered output and no bytecode are the container's: the contract sets them.)
+LOCAL_ADDS = {"PYTHONPATH", "SAGEMAKER_BASE_DIR", "SMDIST_LOCAL_JOB_ID", "CUDA_VISIBLE_DEVICES",
               "OMP_NUM_THREADS"}  # fmt: skip
 # What smdist's v3 driver changes: the code channel sm_train.sh unpacked is the module dir.
 V3_ADDS = {"SM_MODULE_DIR", "PYTHONPATH"}
@@ -89,6 +89,7 @@ def test_the_local_backend_adds_to_the_builders_environment_and_changes_none(
             launch, index, config, Machine(num_cpus=64, num_gpus=0), job_name="job-1",
             framework=job.framework, site=replace(site, base=host.base),
             job_environment={**settings.base_environment, **layout.environment},
+            region="us-west-2",
         )  # fmt: skip
         assert {k: v for k, v in local.items() if k not in adds} == {
             k: v for k, v in built.items() if k not in adds

@@ -5,9 +5,14 @@ from __future__ import annotations
 import os
 import subprocess
 
-from smdist.backends.local.hostns import probe
-from smdist.backends.local.hostns.sshd import etc_environment, write_client
-from smdist.backends.local.hostns.switch import DNS_SERVER, host_address, hosts_file, resolver_file
+from smdist.backends.local.hosts.namespaced import probe
+from smdist.backends.local.hosts.namespaced.sshd import etc_environment, write_client
+from smdist.backends.local.hosts.namespaced.switch import (
+    DNS_SERVER,
+    host_address,
+    hosts_file,
+    resolver_file,
+)
 
 
 def _probe(monkeypatch, *, euid: int, trial_code: int = 0, missing: str | None = None):

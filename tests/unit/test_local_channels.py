@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from smdist.backends.local.channels import InputError, check_space, copy_file, stage_channels
-from smdist.backends.local.hosts import EmulatedHost
+from smdist.backends.local.data.channels import InputError, check_space, copy_file, stage_channels
+from smdist.backends.local.hosts.folders import EmulatedHost
 from smdist.spec.job import Input
 
 

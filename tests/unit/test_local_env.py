@@ -8,21 +8,21 @@ from pathlib import Path
 
 import pytest
 
-from smdist.backends.local.environment import clean_environment
-from smdist.backends.local.failure import root_cause
-from smdist.backends.local.hostns import sshd
-from smdist.backends.local.hosts import EmulatedHost
-from smdist.backends.local.launch import (
+from smdist.backends.local.hosts.folders import EmulatedHost
+from smdist.backends.local.hosts.namespaced import sshd
+from smdist.backends.local.hosts.shared.ssh_stand_in import split_ssh_arguments
+from smdist.backends.local.preparation.layout import LOCAL_COLLECTIVE_TIMEOUT, plan_layout
+from smdist.backends.local.processes.commands import (
     build_commands,
     local_image,
     local_launch,
     local_mpirun,
     map_host_directory,
 )
-from smdist.backends.local.layout import LOCAL_COLLECTIVE_TIMEOUT, plan_layout
-from smdist.backends.local.logs import attribute
-from smdist.backends.local.proctree import program_name
-from smdist.backends.local.ssh_stand_in import split_ssh_arguments
+from smdist.backends.local.processes.environment import clean_environment
+from smdist.backends.local.processes.proctree import program_name
+from smdist.backends.local.reports.failure import root_cause
+from smdist.backends.local.reports.logs import attribute
 from smdist.checks.reading import load
 from smdist.contract.commands import Launcher, program_command
 from smdist.contract.environment import (
@@ -393,7 +393,7 @@ def test_smddp_mpirun_exports_exactly_the_data_parallel_runners_variables(tmp_pa
 
 
 def test_a_local_run_says_it_does_not_install_requirements_txt(tmp_path):
-    from smdist.backends.local.setup import prepare_notes
+    from smdist.backends.local.preparation.setup import prepare_notes
 
     (tmp_path / "train.py").write_text("print('hi')\n")
     (tmp_path / "requirements.txt").write_text("tiny-package==1.0\n")

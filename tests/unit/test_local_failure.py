@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from smdist.backends.local.failure import (
+from smdist.backends.local.reports.failure import (
     Ending,
     Failure,
     diagnose,
     launcher_reports,
     rank_lines,
 )
-from smdist.backends.local.logs import attribute
+from smdist.backends.local.reports.logs import attribute
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "failures"
 RANK_HOSTS = ["algo-1", "algo-2"]  # mpirun's rank 1 ran on the second emulated host

@@ -19,12 +19,12 @@ from types import SimpleNamespace
 import pytest
 
 from smdist.backends.base import JobStatus
-from smdist.backends.local import proctree
-from smdist.backends.local.failure import diagnose, rank_lines
-from smdist.backends.local.logs import attribute
-from smdist.backends.local.process_endings import RankProcess, rank_processes
-from smdist.backends.local.processes import STALL, Outcome
-from smdist.backends.local.verdict import judge
+from smdist.backends.local.processes import proctree
+from smdist.backends.local.processes.endings import RankProcess, rank_processes
+from smdist.backends.local.processes.supervisor import STALL, Outcome
+from smdist.backends.local.reports.failure import diagnose, rank_lines
+from smdist.backends.local.reports.logs import attribute
+from smdist.backends.local.reports.verdict import judge
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "failures"
 TOKEN = "SMDIST_TEST_HUNG_TOKEN=hung-ranks"

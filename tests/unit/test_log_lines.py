@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from smdist.backends.local.logs import SMDIST, JobLog
+from smdist.backends.local.reports.logs import SMDIST, JobLog
 from smdist.backends.log_lines import prefixed, split_prefixed
 from smdist.backends.sagemaker.job import CloudWatchLogReader
 

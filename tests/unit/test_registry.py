@@ -234,8 +234,8 @@ def test_no_module_outside_strategies_and_spec_switches_on_kind():
 
 # ---- what differs by strategy, read from the strategy --------------------------------------
 def _local_requirements(example: str) -> dict[str, str]:
-    from smdist.backends.local.layout import plan_layout
-    from smdist.backends.local.requirements import required_modules
+    from smdist.backends.local.preparation.layout import plan_layout
+    from smdist.backends.local.preparation.requirements import required_modules
 
     job_plan = smdist.plan(smdist.load(str(ROOT / "examples" / f"{example}.yaml")))
     layout = plan_layout(job_plan, job_name="job-1", region="us-west-2", cpus=2, gpus=[])

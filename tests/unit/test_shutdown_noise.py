@@ -7,7 +7,7 @@ a few frames each.
 
 from __future__ import annotations
 
-from smdist.backends.local.shutdown_noise import ShutdownNoise
+from smdist.backends.local.reports.shutdown_noise import ShutdownNoise
 from smdist.backends.log_lines import prefixed
 
 AGENT_STOPPED = [

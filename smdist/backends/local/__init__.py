@@ -22,7 +22,7 @@ from typing import Any
 _EXPORTS = {
     "LocalJob": "job",
     "LocalOptions": "options",
-    "PrepareError": "setup",
+    "PrepareError": "preparation.setup",
     "start": "starting",
 }
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from smdist.backends.local import proctree as local_proctree
 from smdist.backends.local.job import LocalJob
 from smdist.backends.local.options import LocalOptions
-from smdist.backends.local.setup import PrepareError
+from smdist.backends.local.preparation.setup import PrepareError
+from smdist.backends.local.processes import proctree as local_proctree
 
 if TYPE_CHECKING:
     from smdist.planning.plan import Plan
@@ -30,11 +30,9 @@ def start(plan: Plan, options: LocalOptions) -> LocalJob:
         raise PrepareError("the local backend needs Linux (/proc) to supervise its processes")
     job = LocalJob(plan, options)
     try:
-        job._prepare()
+        job.prepare()
     except BaseException as error:
-        job._cancel_start()
-        job.release()
-        job._abandon(error)
+        job.abandon(error)
         raise
-    job._start()
+    job.start()
     return job

@@ -10,8 +10,17 @@ from smdist.backends.sagemaker.options import SageMakerOptions
 from smdist.errors import NO_SUCH_JOB, Problem, SpecError
 
 if TYPE_CHECKING:
-    from smdist.backends.sagemaker.dry_run import DryRun
+    from smdist.backends.sagemaker.dry_run_value import DryRun
     from smdist.planning.plan import Plan
+
+
+def _service() -> Any:
+    """The backend's functions (the SDK line's request modules), loaded on first use: the
+    command line reads this module for every ``--help``."""
+    # lazy: see the docstring
+    from smdist.backends.sagemaker import service
+
+    return service
 
 
 class SageMakerBackend(Backend):
@@ -27,24 +36,16 @@ class SageMakerBackend(Backend):
     )
 
     def dry_run(self, plan: Plan, options: SageMakerOptions) -> DryRun:
-        # lazy: the SDK line's request modules, for a dry run or a launch only
-        from smdist.backends import sagemaker
-
-        return sagemaker.dry_run(
+        return _service().dry_run(
             plan, bucket=options.bucket, role=options.role, region=options.region
         )
 
     def send(self, value: DryRun, options: SageMakerOptions) -> Any:
-        # lazy: as in dry_run
-        from smdist.backends import sagemaker
-
-        return sagemaker.send(value, options.boto_session, poll_seconds=options.poll_seconds)
+        return _service().send(value, options.boto_session, poll_seconds=options.poll_seconds)
 
     def launch(self, plan: Plan, options: SageMakerOptions) -> Any:
-        # lazy: as in dry_run; the account's role, bucket and region are resolved first
-        from smdist.backends import sagemaker
-
-        return sagemaker.launch(plan, **options.given())
+        # the account's role, bucket and region are resolved first
+        return _service().launch(plan, **options.given())
 
     def submission_problems(self, plan: Plan) -> list[Problem]:
         # lazy: the installed SDK line's checks (no SDK import)
@@ -124,6 +125,13 @@ class SageMakerBackend(Backend):
                 NO_SUCH_JOB,
             ) from None
         return TuningJobView(tuning_job)
+
+    def list(self, options: SageMakerOptions) -> list[Any]:
+        """The region's training jobs, newest first (ListTrainingJobs' first page)."""
+        # lazy: boto3, for `smdist jobs --backend sagemaker` only
+        from smdist.backends.sagemaker.listing import training_job_rows
+
+        return training_job_rows(_service().sdk.boto_session(options.region, options.boto_session))
 
     def unreachable(self, options: SageMakerOptions) -> str | None:
         # lazy: the AWS configuration, for a name found nowhere here

@@ -14,7 +14,7 @@ from typing import Any
 from smdist.backends.job_names import send_under_fresh_names
 from smdist.backends.sagemaker import sdk as sdk
 from smdist.backends.sagemaker.account import resolve_account
-from smdist.backends.sagemaker.dry_run import DryRun, Route, dry_run, pack
+from smdist.backends.sagemaker.dry_run_value import DryRun, Route, dry_run, pack
 from smdist.backends.sagemaker.job import DEFAULT_POLL_SECONDS
 from smdist.backends.sagemaker.upload import SourceUpload, upload_source
 from smdist.errors import Problem, SpecError

@@ -8,8 +8,10 @@ from typing import Any
 from smdist.backends.sagemaker import request as request_
 from smdist.backends.sagemaker import sdk as sdk
 from smdist.backends.sagemaker import sending
-from smdist.backends.sagemaker.dry_run import DryRun, Route
-from smdist.backends.sagemaker.dry_run import dry_run as value_of  # the package's dry_run wraps it
+from smdist.backends.sagemaker.dry_run_value import DryRun, Route
+from smdist.backends.sagemaker.dry_run_value import (
+    dry_run as value_of,
+)  # the package's dry_run wraps it
 from smdist.backends.sagemaker.job import DEFAULT_POLL_SECONDS, SageMakerJob, attach
 from smdist.backends.sagemaker.v3.session import sdk_version  # no SDK import
 from smdist.checks.catalog import unpinned_image

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from smdist.backends.local.options import DEFAULT_ROOT, LocalTuneOptions
-from smdist.backends.local.setup import PrepareError
+from smdist.backends.local.preparation.setup import PrepareError
 from smdist.backends.local.tuning.objective import objective_regex
 from smdist.callbacks import each
 from smdist.checks.tuning import tuning_name_prefix

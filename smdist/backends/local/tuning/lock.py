@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from smdist.backends.local.setup import PrepareError
+from smdist.backends.local.preparation.setup import PrepareError
 from smdist.backends.local_studies import LOCK  # what status and jobs read
 
 

@@ -21,8 +21,8 @@ from typing import Any
 
 import optuna
 
-from smdist.backends.local.layout import plan_layout
-from smdist.backends.local.setup import job_region
+from smdist.backends.local.preparation.layout import plan_layout
+from smdist.backends.local.preparation.setup import job_region
 from smdist.backends.local.tuning import store
 from smdist.backends.local.tuning.trial_job import TrialJob, start_trial
 from smdist.backends.tuning_results import TuningResult

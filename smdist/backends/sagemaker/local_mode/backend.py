@@ -11,7 +11,7 @@ from smdist.backends.sagemaker.options import LocalModeOptions
 from smdist.errors import SpecError
 
 if TYPE_CHECKING:
-    from smdist.backends.sagemaker.dry_run import DryRun
+    from smdist.backends.sagemaker.dry_run_value import DryRun
     from smdist.planning.plan import Plan
 
 
@@ -26,9 +26,9 @@ class LocalModeBackend(SageMakerBackend):
 
     def dry_run(self, plan: Plan, options: Any) -> DryRun:
         # lazy: the SDK line's request modules, for a dry run only
-        from smdist.backends import sagemaker
+        from smdist.backends.sagemaker import service
 
-        return sagemaker.dry_run(
+        return service.dry_run(
             plan, bucket=options.bucket, role=options.role, region=options.region
         )
 

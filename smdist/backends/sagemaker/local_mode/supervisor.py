@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from smdist.backends.job_records import STOP_FILE, process_identity
-from smdist.backends.local import proctree
+from smdist.backends.local.processes import proctree
 from smdist.backends.sagemaker.local_mode.checks import sdk_compose_command
 from smdist.backends.sagemaker.local_mode.run_file import RECORD, LocalRun, write_record
 from smdist.backends.sagemaker.local_mode.sdk_runs import run_job

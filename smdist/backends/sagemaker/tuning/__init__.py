@@ -19,8 +19,10 @@ from typing import Any
 
 from smdist.backends.sagemaker import default_bucket, sending
 from smdist.backends.sagemaker import sdk as sdk
-from smdist.backends.sagemaker.dry_run import DryRun, Route
-from smdist.backends.sagemaker.dry_run import dry_run as value_of  # the package's dry_run wraps it
+from smdist.backends.sagemaker.dry_run_value import DryRun, Route
+from smdist.backends.sagemaker.dry_run_value import (
+    dry_run as value_of,
+)  # the package's dry_run wraps it
 from smdist.backends.sagemaker.job import DEFAULT_POLL_SECONDS
 from smdist.backends.sagemaker.tuning import job as job_
 from smdist.backends.sagemaker.tuning.job import TuningJob

@@ -14,7 +14,7 @@ from smdist.backends.job_names import unique_job_name
 from smdist.backends.sagemaker import request as request_
 from smdist.backends.sagemaker import sdk as sdk
 from smdist.backends.sagemaker import sending
-from smdist.backends.sagemaker.dry_run import DryRun, Route
+from smdist.backends.sagemaker.dry_run_value import DryRun, Route
 from smdist.backends.sagemaker.job import DEFAULT_POLL_SECONDS, SageMakerJob
 from smdist.backends.sagemaker.v2.estimator_call import estimator_call, estimator_kwargs
 from smdist.planning.plan import Plan

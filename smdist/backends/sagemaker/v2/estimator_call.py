@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from smdist.backends.sagemaker import request as request_
-from smdist.backends.sagemaker.dry_run import DryRun
+from smdist.backends.sagemaker.dry_run_value import DryRun
 from smdist.checks.images import chosen_image
 from smdist.planning.submission import CODE_CHANNEL, Submission
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from smdist.backends.job_names import unique_job_name
 from smdist.backends.sagemaker import sending
-from smdist.backends.sagemaker.dry_run import DryRun, Route
+from smdist.backends.sagemaker.dry_run_value import DryRun, Route
 from smdist.backends.sagemaker.job import DEFAULT_POLL_SECONDS, SageMakerJob
 from smdist.backends.sagemaker.v3 import request as v3_request
 from smdist.backends.sagemaker.v3 import trainer as v3

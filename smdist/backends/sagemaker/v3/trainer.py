@@ -25,7 +25,7 @@ from typing import Any
 from smdist.backends.aws_region import DRY_RUN_REGION, resolve_region
 from smdist.backends.sagemaker.account import resolve_role
 from smdist.backends.sagemaker.buckets import require_bucket
-from smdist.backends.sagemaker.dry_run import BUCKET_VARIABLE
+from smdist.backends.sagemaker.dry_run_value import BUCKET_VARIABLE
 from smdist.backends.sagemaker.v3 import request as v3_request
 from smdist.backends.sagemaker.v3.driver_config import plan_driver_config
 from smdist.backends.sagemaker.v3.drivers import (
