@@ -85,8 +85,27 @@ class BackendOptions(BaseModel):
         return {name: getattr(self, name) for name in self.model_fields_set}
 
 
+# What a constraint pydantic reports allows, in the user's words.
+_ALLOWED = {
+    "greater_than_equal": "a number >= {ge}",
+    "greater_than": "a number > {gt}",
+    "less_than_equal": "a number <= {le}",
+    "bool_type": "True or False",
+    "bool_parsing": "True or False",
+    "int_type": "a whole number",
+    "int_parsing": "a whole number",
+    "float_type": "a number",
+    "float_parsing": "a number",
+    "string_type": "a text",
+}
+
+
 def _problem(model: type[BaseModel], named: Callable[[str], str], detail: Any) -> Problem:
     name = ".".join(str(part) for part in detail.get("loc", ()) if not isinstance(part, int))
     field = model.model_fields.get(name.split(".")[0])
-    valid = field.description if field is not None else None
+    allowed = _ALLOWED.get(detail.get("type", ""))
+    if allowed is not None:
+        valid = allowed.format(**detail.get("ctx", {}))
+    else:
+        valid = field.description if field is not None else None
     return Problem(named(name), detail.get("msg", "is invalid"), detail.get("input"), valid)

@@ -234,3 +234,28 @@ def names(root: Path) -> list[str]:
     except OSError:
         pass
     return found
+
+
+class RecordedHere:
+    """What a backend that records its jobs under a ``root`` on this machine does to find and
+    list them (mixed into its ``Backend``: the emulator, SageMaker local mode)."""
+
+    name: str
+    finds_studies = False  # its searches are recorded under ``root`` too
+
+    def attach(self, name: str, options: Any) -> JobView | None:
+        """The job (or search) recorded under ``root`` as ``name`` (or at that path)."""
+        return find(name, options.root, studies=self.finds_studies)
+
+    def known_names(self, options: Any) -> list[str]:
+        return names(options.root)
+
+    def not_found(self, name: str, options: Any) -> SpecError:
+        return missing(name, options.root, self.name)
+
+    def list(self, options: Any) -> list[Any]:
+        """Every job, trial and search recorded under ``root``, newest first."""
+        # lazy: the rows, for `smdist jobs` only
+        from smdist.backends.job_rows import rows
+
+        return rows(options.root)

@@ -78,10 +78,13 @@ def flags(backends: Iterable[Any]) -> list[BackendFlag]:
 
 
 def parameters(known: list[BackendFlag], several: bool) -> list[inspect.Parameter]:
-    """typer parameters for ``known`` flags, each unset by default."""
+    """typer parameters for ``known`` flags, each unset by default; where the command starts
+    several backends, a flag that not all of them take says which do."""
+    every = {name for flag in known for name in flag.backends}
     made = []
     for flag in known:
-        text = flag.help + (f" [{', '.join(flag.backends)}]" if several else "")
+        only = several and set(flag.backends) != every
+        text = flag.help + (f" (--backend {' or '.join(flag.backends)})" if only else "")
         option = typer.Option(*flag.names.split(" "), help=text, hidden=flag.hidden,
                               show_default=False)  # fmt: skip
         made.append(

@@ -22,7 +22,7 @@ import typer
 from smdist.backends import registry
 from smdist.checks.tuning_section import require_tuning
 from smdist.cli import options as opt
-from smdist.cli import terminal, tuning_local
+from smdist.cli import terminal
 from smdist.cli.assignments import LOCAL_ROOT
 from smdist.cli.job_files import load_plan
 from smdist.errors import OPTION, Problem, SpecError
@@ -91,6 +91,9 @@ def tune_command(
     for warning in plan.warnings:
         terminal.warn(console, warning)
     if here:
+        # lazy: the search's table and results, for a search here only
+        from smdist.cli import tuning_local
+
         raise typer.Exit(tuning_local.run(plan, chosen, options, console=console))
     for line in chosen.tune_notes(plan):  # what it may cost, before anything is sent
         terminal.plain(console, line)

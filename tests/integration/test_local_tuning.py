@@ -234,9 +234,12 @@ import sys
 from pathlib import Path
 from rich.console import Console
 from smdist.checks.reading import load
+from smdist.backends import registry
 from smdist.cli.tuning_local import run
 from smdist.planning.plan import plan
-sys.exit(run(plan(load(sys.argv[1])), console=Console(stderr=True), root=Path(sys.argv[2])))
+here = registry.get(registry.DEFAULT_BACKEND)
+options = here.tune_options({"root": Path(sys.argv[2])})
+sys.exit(run(plan(load(sys.argv[1])), here, options, console=Console(stderr=True)))
 """
 
 

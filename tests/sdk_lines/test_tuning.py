@@ -561,8 +561,8 @@ def test_local_hands_the_plan_to_the_local_search(tmp_path, capsys, monkeypatch)
     unreachable_aws(monkeypatch, tmp_path)
     seen: dict[str, Any] = {}
 
-    def run(plan, **options):  # noqa: ANN001, ANN202 - stands in for tuning_local.run
-        seen.update(options, plan=plan)
+    def run(plan, backend, options, **shown):  # noqa: ANN001, ANN202 - for tuning_local.run
+        seen.update(options.given(), plan=plan, backend=backend.name)
         return 1
 
     module = types.ModuleType("smdist.cli.tuning_local")
@@ -573,3 +573,4 @@ def test_local_hands_the_plan_to_the_local_search(tmp_path, capsys, monkeypatch)
     assert main(["tune", str(path), *args]) == 1  # its exit code is the command's
     assert seen["plan"].spec.tuning.max_jobs == 4
     assert (seen["parallel"], seen["hosts"], seen["fresh"], seen["root"]) == (2, 1, True, tmp_path)
+    assert seen["backend"] == "local"

@@ -14,8 +14,7 @@ Its options (``smdist.fit(..., options={...})``, ``smdist run`` flags) are ``Loc
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from smdist.backends.lazy_exports import lazy_exports
 
 # The package stays light (the command line reads the options of every backend): what it
 # exports loads on first use.
@@ -25,15 +24,5 @@ _EXPORTS = {
     "PrepareError": "preparation.setup",
     "start": "starting",
 }
-
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-    try:
-        return importlib.import_module(f"{__name__}.{name}")
-    except ModuleNotFoundError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-
-
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 __all__ = list(_EXPORTS)

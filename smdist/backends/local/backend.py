@@ -5,10 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from smdist.backends import job_rows, recorded
 from smdist.backends.base import Backend
 from smdist.backends.local.options import LocalOptions, LocalTuneOptions
-from smdist.errors import SpecError
+from smdist.backends.recorded import RecordedHere
 
 if TYPE_CHECKING:
     from smdist.backends.local.job import LocalJob
@@ -27,12 +26,13 @@ class LocalLaunch:
         return {"plan": self.plan.to_dict(), "options": {k: str(v) for k, v in shown.items()}}
 
 
-class LocalBackend(Backend):
+class LocalBackend(RecordedHere, Backend):
     name = "local"
     summary = "emulated SageMaker hosts on this machine, no Docker"
     Options = LocalOptions
     TuneOptions = LocalTuneOptions
     command: ClassVar[str] = "run"
+    finds_studies = True  # smdist tune --local's searches
 
     def dry_run(self, plan: Plan, options: LocalOptions) -> LocalLaunch:
         return LocalLaunch(plan, options)
@@ -43,23 +43,9 @@ class LocalBackend(Backend):
 
         return start(value.plan, value.options)
 
-    def attach(self, name: str, options: LocalOptions) -> Any:
-        """The job or local search recorded under ``root`` as ``name`` (or at that path)."""
-        return recorded.find(name, options.root, studies=True)
-
-    def known_names(self, options: LocalOptions) -> list[str]:
-        return recorded.names(options.root)
-
-    def not_found(self, name: str, options: LocalOptions) -> SpecError:
-        return recorded.missing(name, options.root, self.name)
-
     def where(self, record: dict[str, Any], job_dir: Any) -> str:
         hosts = record.get("hosts") or []
         return f"local: {len(hosts)} host(s) x {record.get('processes_per_host')} in {job_dir}"
-
-    def list(self, options: LocalOptions) -> list[Any]:
-        """Every job, trial and search recorded under ``root``, newest first."""
-        return job_rows.rows(options.root)
 
     def tune_notes(self, plan: Plan) -> list[str]:
         # lazy: the search's notes, for a search only

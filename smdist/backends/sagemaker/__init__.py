@@ -15,8 +15,7 @@ else ``SMDIST_ROLE``), ``region`` (else the spec's, else the AWS configuration),
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from smdist.backends.lazy_exports import lazy_exports
 
 # The package stays light (the command line reads the options of every backend): its
 # functions load from ``service`` on first use, its submodules on import.
@@ -31,15 +30,5 @@ _SERVICE = (
     "send",
     "submission_problems",
 )
-
-
-def __getattr__(name: str) -> Any:
-    if name in _SERVICE:
-        return getattr(importlib.import_module(f"{__name__}.service"), name)
-    try:
-        return importlib.import_module(f"{__name__}.{name}")
-    except ModuleNotFoundError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-
-
+__getattr__ = lazy_exports(__name__, dict.fromkeys(_SERVICE, "service"))
 __all__ = list(_SERVICE)

@@ -16,10 +16,23 @@ from smdist.backends.views import JobView, ReportEnd, Say
 ENDED = ("Failed", "Stopped")
 
 
-class TrainingJobView(JobView):
+class _RemoteView(JobView):
+    """A job SageMaker runs: described by its Describe call, stopped by its Stop call."""
+
     def __init__(self, job: Any) -> None:
         self.job, self.name = job, job.name
 
+    def status_document(self) -> dict[str, Any]:
+        return self.job.describe()
+
+    def stop(self, say: Say, *, wait: bool, poll: float, report_end: ReportEnd) -> None:
+        self.job.stop()
+        say(f"{self.name}: stop requested")
+        if wait:
+            report_end(self.job, self.job.wait())
+
+
+class TrainingJobView(_RemoteView):
     def status_lines(self) -> list[str]:
         description = self.job.describe()
         state = description["TrainingJobStatus"]
@@ -31,9 +44,6 @@ class TrainingJobView(JobView):
             lines.append(f"model: {artifacts}")
         return lines
 
-    def status_document(self) -> dict[str, Any]:
-        return self.job.describe()
-
     @property
     def exit_code(self) -> int:
         return 1 if self.job.describe()["TrainingJobStatus"] in ENDED else 0
@@ -41,17 +51,8 @@ class TrainingJobView(JobView):
     def logs(self, follow: bool) -> Iterator[str]:
         return self.job.logs(follow=follow)
 
-    def stop(self, say: Say, *, wait: bool, poll: float, report_end: ReportEnd) -> None:
-        self.job.stop()
-        say(f"{self.name}: stop requested")
-        if wait:
-            report_end(self.job, self.job.wait())
 
-
-class TuningJobView(JobView):
-    def __init__(self, job: Any) -> None:
-        self.job, self.name = job, job.name
-
+class TuningJobView(_RemoteView):
     def status_lines(self) -> list[str]:
         # lazy: the tuning job's counts and values, for its status only
         from smdist.backends.sagemaker.tuning import results
@@ -76,9 +77,6 @@ class TuningJobView(JobView):
                 lines.append(f"model: {model}")
         return lines
 
-    def status_document(self) -> dict[str, Any]:
-        return self.job.describe()
-
     @property
     def exit_code(self) -> int:
         state = self.job.describe()["HyperParameterTuningJobStatus"]
@@ -91,9 +89,3 @@ class TuningJobView(JobView):
         trial = self.job.training_job(wanted)
         say(f"{self.name}: logs of training job {trial.name}")
         return TrainingJobView(trial)
-
-    def stop(self, say: Say, *, wait: bool, poll: float, report_end: ReportEnd) -> None:
-        self.job.stop()
-        say(f"{self.name}: stop requested")
-        if wait:
-            report_end(self.job, self.job.wait())

@@ -58,15 +58,13 @@ class HostSet(ABC):
     ) -> tuple[dict[str, str], Path]:
         """mpirun's environment on the first host, and the ``ssh`` it reaches the others by."""
 
-    def commands_ready(self, prepared: PreparedHosts, views: dict[int, Any]) -> None:
+    def commands_ready(self, prepared: PreparedHosts, views: dict[int, Any]) -> None:  # noqa: B027 - optional
         """The hosts' commands are known (and which hosts run none); ``views``: the channels
         each host shows in place (index -> ((source, path inside), ...))."""
-        return None  # nothing to do for a way that needs nothing here
 
     # ---- the hosts' first processes (the supervisor's starter) --------------------------------
-    def open_network(self) -> None:
+    def open_network(self) -> None:  # noqa: B027 - optional
         """Make the hosts' network ahead of ``open`` (which raises what failed here)."""
-        return None  # nothing to do for a way that needs nothing here
 
     def open(self) -> str | None:
         """Make the hosts ready to start; a note for the log, if any."""
@@ -78,9 +76,8 @@ class HostSet(ABC):
     ) -> subprocess.Popen:
         """Start ``argv``, ``command``'s host's first process."""
 
-    def all_spawned(self) -> None:
+    def all_spawned(self) -> None:  # noqa: B027 - optional
         """Every host's first process has started."""
-        return None  # nothing to do for a way that needs nothing here
 
     @abstractmethod
     def signal_pid(self, process: subprocess.Popen) -> int | None:
@@ -90,6 +87,5 @@ class HostSet(ABC):
     def parent_pid(self) -> int:
         """The parent the host's first process dies with (0: its own arrangement)."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional
         """End what ``open`` made; nothing of the hosts is left."""
-        return None  # nothing to do for a way that needs nothing here

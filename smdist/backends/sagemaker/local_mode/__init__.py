@@ -27,20 +27,9 @@ default 30), ``container_config`` (Compose service settings for every container)
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from smdist.backends.lazy_exports import lazy_exports
 
 # The package stays light (the command line reads the options of every backend).
 _EXPORTS = ("LocalModeJob", "check_machine", "launch", "local_instance_type")
-
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(f"{__name__}.starting"), name)
-    try:
-        return importlib.import_module(f"{__name__}.{name}")
-    except ModuleNotFoundError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-
-
+__getattr__ = lazy_exports(__name__, dict.fromkeys(_EXPORTS, "starting"))
 __all__ = list(_EXPORTS)

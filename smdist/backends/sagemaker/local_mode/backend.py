@@ -4,18 +4,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from smdist.backends import job_rows, recorded
 from smdist.backends.base import Backend
+from smdist.backends.recorded import RecordedHere
 from smdist.backends.sagemaker.backend import SageMakerBackend
 from smdist.backends.sagemaker.options import LocalModeOptions
-from smdist.errors import SpecError
 
 if TYPE_CHECKING:
     from smdist.backends.sagemaker.dry_run_value import DryRun
     from smdist.planning.plan import Plan
 
 
-class LocalModeBackend(SageMakerBackend):
+class LocalModeBackend(RecordedHere, SageMakerBackend):
     """Shows the request SageMaker would get (as ``sagemaker`` does); runs it in containers
     here, supervised by a process of its own, so the job outlives ``smdist submit``."""
 
@@ -50,16 +49,6 @@ class LocalModeBackend(SageMakerBackend):
             f"`smdist logs -f {job.name}`, stop it with `smdist stop {job.name}`"
         ]
 
-    def attach(self, name: str, options: LocalModeOptions) -> Any:
-        """The job recorded under ``root`` as ``name`` (local mode keeps the local records)."""
-        return recorded.find(name, options.root, studies=False)
-
-    def known_names(self, options: LocalModeOptions) -> list[str]:
-        return recorded.names(options.root)
-
-    def not_found(self, name: str, options: LocalModeOptions) -> SpecError:
-        return recorded.missing(name, options.root, self.name)
-
     def where(self, record: dict[str, Any], job_dir: Any) -> str:
         return (
             f"sagemaker-local (SDK v{record.get('sdk')}): {record.get('instance_count')} "
@@ -68,9 +57,5 @@ class LocalModeBackend(SageMakerBackend):
 
     def unreachable(self, options: Any) -> str | None:
         return None
-
-    def list(self, options: LocalModeOptions) -> list[Any]:
-        """The jobs recorded under ``root`` (with the local backend's)."""
-        return job_rows.rows(options.root)
 
     tune = Backend.tune  # runs no search: the refusal every backend without one gives
