@@ -131,7 +131,7 @@ class RecordedStudy(JobView):
         if wanted is not None:
             chosen = next(
                 (t for t in trials if wanted in (t.get("name"), str(t.get("trial")))), None
-            )  # noqa: E501
+            )
             if chosen is None:
                 names = ", ".join(str(t.get("name")) for t in trials) or "none yet"
                 problem = Problem("--job", f"is no trial of study {study.name}", wanted, names)
@@ -205,7 +205,7 @@ def find(name: str, root: Path, *, studies: bool) -> JobView | None:
         and not is_path(name)
         and is_study(study)
         and not (root / "jobs" / name / RECORD).is_file()
-    ):  # noqa: E501
+    ):
         return RecordedStudy(read_study(study), root)
     return find_job(name, root)
 
