@@ -150,3 +150,86 @@ CASES = [
     for name, (strategy, code, clusters) in STRATEGIES.items()
     for cluster in clusters
 ]
+
+
+# ---- the settings large jobs reach for (volume, file systems, groups, capacity, tracking) ----
+ACCOUNT = "123456789012"
+TRAINING_PLAN = f"arn:aws:sagemaker:us-west-2:{ACCOUNT}:training-plan/p5-reserved"
+MLFLOW_SERVER = f"arn:aws:sagemaker:us-west-2:{ACCOUNT}:mlflow-tracking-server/team"
+VPC = {"subnets": ["subnet-0123456789abcdef0"], "security_group_ids": ["sg-0123456789abcdef0"]}
+
+
+def tracking_settings(bucket: str) -> dict[str, Any]:
+    """Retries, infrastructure checks, remote debugging, TensorBoard and MLflow."""
+    return {
+        "retry": {"max_attempts": 3},
+        "infra_check": True,
+        "remote_debug": True,
+        "tensorboard": {"s3_uri": f"s3://{bucket}/tensorboard"},
+        "mlflow": {"tracking_server_arn": MLFLOW_SERVER, "experiment": "resnet", "run_name": "r1"},
+    }
+
+
+def file_system_settings(bucket: str) -> dict[str, Any]:
+    """A 300 GB volume, an S3 channel and an FSx for Lustre and an EFS channel in a VPC."""
+    return {
+        "inputs": {
+            "train": f"s3://{bucket}/data/train",
+            "lustre": {"uri": "fsx://fs-0123456789abcdef0/abcdefgh/imagenet"},
+            "shared": {"uri": "efs://fs-0fedcba9876543210/datasets", "access_mode": "rw"},
+        },
+        "network": VPC,
+    }
+
+
+def heterogeneous_job(prefix: str, bucket: str, name: str = "hetero") -> JobSpec:
+    """AWS's heterogeneous-clusters shape: a CPU group feeding a 2-host GPU DDP group, the
+    training channel on the GPU group and the raw data on the CPU group."""
+    return JobSpec.from_dict(
+        {
+            "name": f"{prefix}-{name}",
+            "strategy": {"kind": "pytorch_ddp", "instance_groups": ["gpu"]},
+            "cluster": {
+                "instance_groups": [
+                    {"name": "data", "instance_type": "ml.c5.2xlarge", "instance_count": 1},
+                    {"name": "gpu", "instance_type": "ml.g5.xlarge", "instance_count": 2},
+                ],
+                "volume_size": 200,
+            },
+            "code": PT,
+            "inputs": {
+                "raw": {"uri": f"s3://{bucket}/data/raw", "instance_groups": ["data"]},
+                "train": {"uri": f"s3://{bucket}/data/train", "instance_groups": ["gpu"]},
+            },
+            "max_run": 3600,
+        }
+    )
+
+
+def capacity_cluster(kind: str) -> dict[str, Any]:
+    """A cluster on reserved capacity (``plan``), on ordered preferences (``preferences``), or
+    on a p6e-gb200 UltraServer (``ultraserver``)."""
+    if kind == "plan":
+        return {
+            "instance_type": "ml.p5.48xlarge",
+            "instance_count": 2,
+            "training_plan": TRAINING_PLAN,
+            "volume_size": 500,
+        }
+    if kind == "preferences":
+        return {
+            "instance_preferences": [
+                {
+                    "instance_type": "ml.p5.48xlarge",
+                    "instance_count": 2,
+                    "training_plan": TRAINING_PLAN,
+                },
+                {"instance_type": "ml.p4d.24xlarge", "instance_count": 2},
+            ]
+        }
+    return {
+        "instance_type": "ml.p6e-gb200.36xlarge",
+        "instance_count": 4,
+        "training_plan": TRAINING_PLAN,
+        "placement": {"ultraservers": [{"instance_count": 4}]},
+    }

@@ -57,3 +57,49 @@ def check_uri(value: str) -> str:
             raise ValueError(f"{value!r} names no directory; expected file:///path/to/dir")
         return value
     raise ValueError(f"{value!r} is neither s3://bucket/prefix nor file:///local/path")
+
+
+INSTANCE_GROUPS_LIMIT = _api("instance_groups").limit  # ResourceConfig.InstanceGroups: 5
+INSTANCE_GROUP_NAME_LIMIT = _api("instance_group_name").limit
+INSTANCE_PREFERENCES_LIMIT = _api("instance_preferences").limit
+PLACEMENTS_LIMIT = _api("placement_specifications").limit
+ULTRA_SERVER_ID_LIMIT = _api("ultra_server_id").limit
+RETRY_ATTEMPTS_LIMIT = _api("retry_attempts").limit  # MaximumRetryAttempts: 1 to 30
+TRAINING_PLAN_ARN = re.compile(_api("training_plan_arn").regex)
+MLFLOW_ARN = re.compile(_api("mlflow_arn").regex)
+MLFLOW_NAME_LIMIT = _api("mlflow_experiment").limit
+FILE_SYSTEM_ID = re.compile(_api("file_system_id").regex)
+# A file system input: fsx://<file-system-id>/<mount name>/<path> or efs://<file-system-id>/<path>
+FILE_SYSTEM_URI = re.compile(r"\A(?P<scheme>fsx|efs)://(?P<id>[^/]+)(?P<path>/.*)?\Z")
+FILE_SYSTEM_TYPES = {"fsx": "FSxLustre", "efs": "EFS"}
+
+
+def check_training_plan(value: str) -> str:
+    if not TRAINING_PLAN_ARN.match(value):
+        raise ValueError(
+            f"{value!r} is not a training plan ARN such as "
+            "arn:aws:sagemaker:us-east-1:123456789012:training-plan/my-plan"
+        )
+    return value
+
+
+def check_input_uri(value: str) -> str:
+    """An input channel's location: s3://, file://, or a file system: fsx:// or efs://."""
+    match = FILE_SYSTEM_URI.match(value)
+    if match is None:
+        if value.startswith(("fsx:", "efs:")):
+            raise ValueError(
+                f"{value!r} is not a file system location; expected fsx://<file-system-id>/"
+                "<mount name>/<path> or efs://<file-system-id>/<path>"
+            )
+        return check_uri(value)
+    if not FILE_SYSTEM_ID.match(match["id"]):
+        raise ValueError(
+            f"{value!r}: {match['id']!r} is not a file system id such as fs-0123456789abcdef0"
+        )
+    if match["scheme"] == "fsx" and not (match["path"] or "").strip("/"):
+        raise ValueError(
+            f"{value!r} names no directory; an FSx for Lustre path starts with the file "
+            "system's mount name: fsx://<file-system-id>/<mount name>/<path>"
+        )
+    return value

@@ -44,3 +44,20 @@ def suggestions(name: str) -> list[str]:
         neuron = (catalog.instance(t) for t in catalog.known_instance_types())
         return [i.instance_type for i in neuron if i and i.training and "neuron" in i.libraries]
     return catalog.closest_instance_types(name, n=3)
+
+
+def check_instance_type(value: str) -> str:
+    """``value`` if it is a training instance type; otherwise a ValueError that suggests one."""
+    if is_known_instance_type(value):
+        return value
+    close = suggestions(value)
+    hint = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
+    prefix = (
+        ""
+        if value.startswith("ml.") or value in LOCAL_INSTANCE_TYPES
+        else ("SageMaker training instance types start with 'ml.'; ")
+    )
+    raise ValueError(
+        f"{value!r} is not a SageMaker training instance type; {prefix}{hint}"
+        "see `smdist instances` for the catalogue"
+    )

@@ -17,6 +17,7 @@ from pydantic import (
     SerializeAsAny,
     ValidationError,
     field_validator,
+    model_validator,
 )
 
 from smdist.catalog import api
@@ -34,6 +35,7 @@ from smdist.spec.base import StrictModel
 from smdist.spec.cluster import Cluster
 from smdist.spec.metrics import MetricDefinition
 from smdist.spec.sections import Checkpoint, Code, Input, Kms, Network, Spot
+from smdist.spec.tracking import Mlflow, Retry, TensorBoard
 from smdist.spec.validation_errors import problems_from_validation_error
 from smdist.strategies import kinds
 from smdist.strategies.base import Strategy
@@ -112,6 +114,20 @@ class JobSpec(StrictModel, metaclass=_SpecErrors):
     tuning: Annotated[SerializeAsAny[StrictModel] | None, PlainValidator(validate_tuning)] = Field(
         None, description="a hyperparameter search (smdist tune)"
     )
+    retry: Retry | None = Field(None, description="retries on AWS-side failures")
+    infra_check: bool = Field(False, description="InfraCheckConfig: check the hosts first")
+    remote_debug: bool = Field(False, description="RemoteDebugConfig: a shell into a host")
+    tensorboard: TensorBoard | None = Field(None, description="TensorBoard logs kept in S3")
+    mlflow: Mlflow | None = Field(None, description="SageMaker managed MLflow tracking")
+
+    @model_validator(mode="after")
+    def _distributed_groups(self) -> "JobSpec":
+        """With instance groups, ``cluster``'s type and count read as the groups the strategy
+        names: the hosts that run the distributed program."""
+        if self.cluster.instance_groups:
+            groups = list(getattr(self.strategy, "instance_groups", []))
+            object.__setattr__(self, "cluster", self.cluster.for_groups(groups))
+        return self
 
     @field_validator("name")
     @classmethod

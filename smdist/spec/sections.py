@@ -3,17 +3,20 @@ and KMS keys (``smdist.spec.job.JobSpec`` holds them)."""
 
 import re
 from pathlib import PurePosixPath
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import Field, field_validator
 
 from smdist.spec.api_shapes import (
+    FILE_SYSTEM_TYPES,
+    FILE_SYSTEM_URI,
+    INSTANCE_GROUPS_LIMIT,
     KMS_KEY,
     MAX_RUN_LIMIT,
     SECURITY_GROUP,
     SUBNET,
+    check_input_uri,
     check_s3_uri,
-    check_uri,
 )
 from smdist.spec.base import StrictModel
 
@@ -56,14 +59,47 @@ class Code(StrictModel):
 class Input(StrictModel):
     """One input channel: where the data is and how it is spread over the hosts."""
 
-    uri: str
+    uri: str = Field(
+        description="s3://bucket/prefix, file:///local/dir, fsx://<file-system-id>/<mount "
+        "name>/<path> (FSx for Lustre) or efs://<file-system-id>/<path> (EFS)"
+    )
     distribution: Literal["FullyReplicated", "ShardedByS3Key"] = "FullyReplicated"
     input_mode: Literal["File", "FastFile", "Pipe"] | None = None
+    access_mode: Literal["ro", "rw"] | None = Field(
+        None, description="a file system's access: ro (default) or rw"
+    )
+    instance_groups: list[str] = Field(
+        [],
+        max_length=INSTANCE_GROUPS_LIMIT,
+        description="the instance groups whose hosts get this channel (heterogeneous clusters)",
+    )
 
     @field_validator("uri")
     @classmethod
     def _uri(cls, value: str) -> str:
-        return check_uri(value)
+        return check_input_uri(value)
+
+    @property
+    def file_system(self) -> "FileSystem | None":
+        """The file system this channel mounts, or None for S3 and local directories."""
+        match = FILE_SYSTEM_URI.match(self.uri)
+        if match is None:
+            return None
+        return FileSystem(
+            type=FILE_SYSTEM_TYPES[match["scheme"]],
+            id=match["id"],
+            directory_path=match["path"] or "/",
+            access_mode=self.access_mode or "ro",
+        )
+
+
+class FileSystem(NamedTuple):
+    """A channel's ``FileSystemDataSource``, as the request states it."""
+
+    type: str  # FSxLustre or EFS
+    id: str
+    directory_path: str
+    access_mode: str
 
 
 class Checkpoint(StrictModel):

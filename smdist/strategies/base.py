@@ -42,6 +42,11 @@ class Strategy(StrictModel):
         le=7 * 24 * 3600,
         description="seconds a collective may block before the job fails instead of hanging",
     )
+    instance_groups: list[str] = Field(
+        [],
+        description="heterogeneous clusters: the instance groups that run the distributed "
+        "program (the others run the script once per host)",
+    )
 
     frameworks: ClassVar[tuple[str, ...]] = ("pytorch",)
     ready_entry_point: ClassVar[str] = ""

@@ -24,6 +24,7 @@ LAYERS: list[tuple[str, ...]] = [
     (
         "smdist.spec.api_shapes",
         "smdist.spec.base",
+        "smdist.spec.capacity",
         "smdist.spec.cluster",
         "smdist.spec.instance_types",
         "smdist.spec.topology",
