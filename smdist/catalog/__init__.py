@@ -41,6 +41,7 @@ __all__ = [
     "minimum_version",
     "price_region",
     "refused_request_fields",
+    "storage_price_per_gb_month",
     "supported_versions",
     "training_instance_types",
     "unknown_instance_types",
@@ -53,6 +54,7 @@ _FRAMEWORKS_FILE = "frameworks.yaml"
 class _InstanceCatalog:
     date: str
     region: str
+    storage_price: float
     instances: dict[str, InstanceInfo]
     unknown: dict[str, str]  # instance type -> why the catalogue cannot describe it
 
@@ -87,6 +89,7 @@ def _instance_catalog() -> _InstanceCatalog:
     return _InstanceCatalog(
         date=str(data["catalog_date"]),
         region=str(data["price_region"]),
+        storage_price=float(data["storage_price_per_gb_month"]),
         instances=instances,
         unknown=_unknown_types(data.get("unknown") or {}, instances),
     )
@@ -155,6 +158,12 @@ def catalog_date() -> str:
     """The date (YYYY-MM-DD) the oldest set of catalogued facts was taken."""
     dates = (_instance_catalog().date, _framework_catalog().date, images.catalog_date())
     return min(*dates, api.snapshot_date())
+
+
+def storage_price_per_gb_month() -> float:
+    """USD per GB-month of SageMaker training ML storage (general purpose SSD) in the price
+    Region."""
+    return _instance_catalog().storage_price
 
 
 def price_region() -> str:

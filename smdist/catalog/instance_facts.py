@@ -39,6 +39,7 @@ _INSTANCE_KEYS = frozenset(
         "training",
         "refused_request_fields",
         "instance_storage",
+        "instance_storage_gb",
         "note",
     }
 )
@@ -88,6 +89,7 @@ class InstanceInfo:
     note: str | None
     refused_request_fields: frozenset[str] = frozenset()
     instance_storage: str | None = None
+    instance_storage_gb: int | None = None  # the NVMe store where SageMaker trains on it
 
     @property
     def fabric(self) -> tuple[bool, bool]:
@@ -220,4 +222,5 @@ def build_instance(
         note=values.get("note"),
         refused_request_fields=refused,
         instance_storage=storage,
+        instance_storage_gb=values.get("instance_storage_gb"),
     )

@@ -9,10 +9,12 @@ Every check returns ``Problem`` values (errors and warnings) so a user sees all 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from smdist import catalog
 from smdist.checks.api_limits import check_api_limits
+from smdist.checks.capacity import check_capacity
 from smdist.checks.catalog import check_container
 from smdist.checks.dlc_image_uri import check_dlc_image_uri
 from smdist.checks.environment_variables import (
@@ -22,6 +24,7 @@ from smdist.checks.environment_variables import (
     RESERVED_ENVIRONMENT_PREFIX as RESERVED_ENVIRONMENT_PREFIX,
 )
 from smdist.checks.environment_variables import added_environment, check_environment
+from smdist.checks.file_systems import check_file_systems, check_tracking
 from smdist.checks.gpu_kernels import check_gpu_kernels
 from smdist.checks.hyperparameters import RESERVED_NAMES as RESERVED_NAMES
 from smdist.checks.hyperparameters import RESERVED_PREFIXES as RESERVED_PREFIXES
@@ -63,6 +66,29 @@ def check_spec(spec: JobSpec, toolkit: dict[str, Any] | None = None) -> list[Pro
     problems += check_metric_definitions(spec)
     static = len(spec.hyperparameters) + len(added_hyperparameters(spec, toolkit))
     problems += check_tuning(spec, static + SDK_HYPERPARAMETER_COUNT)
+    problems += check_capacity(spec) + check_file_systems(spec) + check_tracking(spec)
+    return problems + _check_other_preferences(spec, problems)
+
+
+def _check_other_preferences(spec: JobSpec, found: list[Problem]) -> list[Problem]:
+    """A preference after the first is checked as the job's instance type, as SageMaker may
+    start the job on it: what it cannot run (the image's GPU architectures, a library's
+    instance list, EFA) is refused like a plain instance type, at its own field."""
+    seen = {(p.path, p.message) for p in found}
+    problems = []
+    for index, choice in enumerate(spec.cluster.instance_preferences[1:], start=1):
+        cluster = {"instance_type": choice.instance_type, "instance_count": choice.instance_count}
+        if spec.cluster.volume_size is not None:
+            cluster["volume_size"] = spec.cluster.volume_size
+        variant = spec.model_copy(update={"cluster": cluster})
+        field = f"cluster.instance_preferences[{index}]"
+        for problem in check_spec(variant):
+            if (problem.path, problem.message) in seen:
+                continue
+            path = problem.path.replace("cluster.", f"{field}.", 1)
+            if not path.startswith(field):
+                path = f"{field}: {path}" if path else field
+            problems.append(replace(problem, path=path))
     return problems
 
 

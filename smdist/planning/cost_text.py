@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from smdist.planning.plan_value import PlanValue as Plan
+    from smdist.spec.cluster import Cluster
     from smdist.spec.tuning import Tuning
 
 
@@ -19,15 +20,29 @@ def money(value: float | None) -> str:
     return "unknown" if value is None else f"${value:,.2f}"
 
 
+def hosts_text(cluster: Cluster) -> str:
+    """``2 x ml.g5.xlarge``; ``gpu: 2 x ml.g5.xlarge + data: 1 x ml.c5.2xlarge``; ``2 x
+    ml.p5.48xlarge (first of 2 preferences)``."""
+    if cluster.instance_groups:
+        return " + ".join(
+            f"{g.name}: {g.instance_count} x {g.instance_type}" for g in cluster.instance_groups
+        )
+    text = f"{cluster.instance_count} x {cluster.instance_type}"
+    if len(cluster.instance_preferences) > 1:
+        text += f" (first of {len(cluster.instance_preferences)} preferences)"
+    return text
+
+
 def job_cost_line(plan: Plan) -> str:
     """``cost: $2.01/hour (2 x ml.g5.xlarge), at most $2.01 if it runs to max_run (3600 s) ...``"""
     cost, cluster = plan.cost, plan.spec.cluster
     if cost.per_hour is None:
-        return f"cost: unknown (the catalogue has no price for {cluster.instance_type})"
+        return f"cost: unknown (the catalogue has no price for {hosts_text(cluster)})"
+    notes = "".join(f"; {note}" for note in cost.notes)
     return (
-        f"cost: {money(cost.per_hour)}/hour ({cluster.instance_count} x {cluster.instance_type}), "
+        f"cost: {money(cost.per_hour)}/hour ({hosts_text(cluster)}), "
         f"at most {money(cost.max_run)} if it runs to max_run ({cost.max_run_seconds} s); "
-        f"{cost.region} on-demand prices"
+        f"{cost.region} on-demand prices{notes}"
     )
 
 
@@ -42,12 +57,12 @@ def search_cost_line(plan: Plan, tuning: Tuning) -> str:
     """``cost: $2.01/hour per trial, $4.02/hour with 2 at a time; at most $16.08 for 8 ...``"""
     cost, cluster = plan.cost, plan.spec.cluster
     if cost.per_hour is None or cost.max_run is None:
-        return f"cost: unknown (the catalogue has no price for {cluster.instance_type})"
+        return f"cost: unknown (the catalogue has no price for {hosts_text(cluster)})"
     trials, parallel = search_trials(tuning), tuning.max_parallel_jobs
     at_once = min(parallel, trials)
     return (
-        f"cost: {money(cost.per_hour)}/hour per trial ({cluster.instance_count} x "
-        f"{cluster.instance_type}), {money(cost.per_hour * at_once)}/hour with {at_once} at a "
+        f"cost: {money(cost.per_hour)}/hour per trial ({hosts_text(cluster)}), "
+        f"{money(cost.per_hour * at_once)}/hour with {at_once} at a "
         f"time; at most {money(cost.max_run * trials)} if all {trials} trials run to max_run "
         f"({cost.max_run_seconds} s); {cost.region} on-demand prices"
     )

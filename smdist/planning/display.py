@@ -6,7 +6,9 @@ import html
 import json
 from typing import TYPE_CHECKING, Any
 
+from smdist.planning.cost_text import hosts_text
 from smdist.planning.cost_text import money as _money
+from smdist.planning.setting_rows import setting_rows
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -36,11 +38,7 @@ def summary_rows(plan: Plan) -> list[tuple[str, str]]:
         ("job", plan.job_name),
         ("strategy", f"{spec.strategy.kind} ({plan.launch.launcher.description})"),
         ("framework", f"{plan.framework} {spec.code.framework_version or '(SDK default)'}"),
-        (
-            "cluster",
-            f"{spec.cluster.instance_count} x {spec.cluster.instance_type} "
-            f"({plan.gpus_per_host} GPU/host)",
-        ),
+        ("cluster", f"{hosts_text(spec.cluster)} ({plan.gpus_per_host} GPU/host)"),
         ("processes", f"{topo.processes_per_host} per host, world size {topo.world_size}"),
         (
             "program",
@@ -51,9 +49,10 @@ def summary_rows(plan: Plan) -> list[tuple[str, str]]:
         (
             "cost",
             f"{_money(plan.cost.per_hour)}/hour, {_money(plan.cost.max_run)} at max_run "
-            f"({plan.cost.region} on-demand)",
+            f"({plan.cost.region} on-demand)" + "".join(f"; {n}" for n in plan.cost.notes),
         ),
     ]
+    rows += setting_rows(spec)
     for kind, groups in topo.groups.items():
         shown = ", ".join(str(g) for g in groups[:4]) + (" ..." if len(groups) > 4 else "")
         rows.append((f"{kind} groups", f"{len(groups)} x {len(groups[0])}: {shown}"))

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from smdist import catalog
 from smdist.checks.reading import as_job_spec
 from smdist.checks.validation import check_or_raise, effective_framework
+from smdist.planning.cost import job_cost
 from smdist.planning.display import plan_html
 from smdist.planning.plan_value import (
     BUCKET_PLACEHOLDER,
@@ -76,7 +76,6 @@ def plan(spec: JobSpec | Any) -> Plan:
     launch = strategy.launch(cluster, spec.entry_point)
     warnings = check_or_raise(spec, launch.toolkit_hyperparameters)
     framework = effective_framework(spec)
-    info = cluster.info
     return Plan(
         spec=spec,
         job_name=JOB_NAME_PLACEHOLDER.format(name=spec.name),
@@ -92,11 +91,6 @@ def plan(spec: JobSpec | Any) -> Plan:
         environment={**spec.environment, **strategy.smdist_environment(cluster, spec.entry_point)},
         estimator=ESTIMATORS[framework],
         gpus_per_host=cluster.gpus_per_host,
-        cost=Cost(
-            info.price_per_hour if info else None,
-            cluster.instance_count,
-            spec.max_run,
-            catalog.price_region(),
-        ),
+        cost=job_cost(spec),
         warnings=warnings,
     )

@@ -31,16 +31,22 @@ ESTIMATORS = {
 
 @dataclass(frozen=True)
 class Cost:
+    """On-demand figures: the distributed hosts' price, plus ``other_per_hour`` (the other
+    instance groups' hosts and the storage a ``volume_size`` asks for); ``notes`` say what the
+    figures do not cover (a training plan's prepaid capacity, a fallback type's price)."""
+
     price_per_instance_hour: float | None
     instance_count: int
     max_run_seconds: int
     region: str
+    other_per_hour: float | None = 0.0
+    notes: tuple[str, ...] = ()
 
     @property
     def per_hour(self) -> float | None:
-        if self.price_per_instance_hour is None:
+        if self.price_per_instance_hour is None or self.other_per_hour is None:
             return None
-        return self.price_per_instance_hour * self.instance_count
+        return self.price_per_instance_hour * self.instance_count + self.other_per_hour
 
     @property
     def max_run(self) -> float | None:
@@ -185,7 +191,7 @@ class PlanValue:
             environment=dict(record["environment"]),
             estimator=record["estimator"],
             gpus_per_host=record["gpus_per_host"],
-            cost=Cost(**record["cost"]),
+            cost=Cost(**{**record["cost"], "notes": tuple(record["cost"].get("notes", ()))}),
             warnings=[Problem(**problem) for problem in record["warnings"]],
         )
 

@@ -44,9 +44,7 @@ class InstancePreference(StrictModel):
     with capacity (``SelectedInstanceType`` in DescribeTrainingJob)."""
 
     instance_type: str = Field(description="SageMaker training instance type")
-    instance_count: int | None = Field(
-        None, ge=1, le=MAX_INSTANCE_COUNT, description="hosts of this type; default: 1"
-    )
+    instance_count: int = Field(ge=1, le=MAX_INSTANCE_COUNT, description="hosts of this type")
     training_plan: str | None = Field(
         None, description="a training plan ARN that reserves this type's capacity"
     )
@@ -60,10 +58,6 @@ class InstancePreference(StrictModel):
     @classmethod
     def _plan(cls, value: str | None) -> str | None:
         return None if value is None else check_training_plan(value)
-
-    @property
-    def count(self) -> int:
-        return self.instance_count or 1
 
 
 class UltraServerPlacement(StrictModel):

@@ -89,6 +89,8 @@ class Cluster(StrictModel):
 
     @model_validator(mode="after")
     def _one_form(self) -> "Cluster":
+        if self._derived:  # checked when built; pydantic runs this again on a Cluster it is given
+            return self
         forms = [
             name
             for name, given in (
@@ -137,7 +139,7 @@ class Cluster(StrictModel):
             }
         elif self.instance_preferences:
             first = self.instance_preferences[0]
-            derived = {"instance_type": first.instance_type, "instance_count": first.count}
+            derived = {"instance_type": first.instance_type, "instance_count": first.instance_count}
         elif self.instance_count is None:
             derived = {"instance_count": 1}
         else:

@@ -62,9 +62,10 @@ def instance_fields(cluster: Cluster) -> dict[str, Any]:
     if cluster.instance_preferences:
         preferences = []
         for choice in cluster.instance_preferences:
-            entry: dict[str, Any] = {"InstanceType": choice.instance_type}
-            if choice.instance_count is not None:
-                entry["InstanceCount"] = choice.instance_count
+            entry: dict[str, Any] = {
+                "InstanceType": choice.instance_type,
+                "InstanceCount": choice.instance_count,
+            }
             if choice.training_plan is not None:
                 entry["TrainingPlanArns"] = [choice.training_plan]
             preferences.append(entry)

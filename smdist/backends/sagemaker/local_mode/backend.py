@@ -8,6 +8,7 @@ from smdist.backends.base import Backend
 from smdist.backends.recorded import RecordedHere
 from smdist.backends.sagemaker.backend import SageMakerBackend
 from smdist.backends.sagemaker.options import LocalModeOptions
+from smdist.errors import Problem, SpecError
 
 if TYPE_CHECKING:
     from smdist.backends.sagemaker.dry_run_value import DryRun
@@ -23,9 +24,17 @@ class LocalModeBackend(RecordedHere, SageMakerBackend):
     Options = LocalModeOptions
     finds_jobs_here = True
 
+    def submission_problems(self, plan: Plan) -> list[Problem]:
+        from smdist.backends.sagemaker.local_mode.checks import refused_settings
+
+        return refused_settings(plan.spec) + super().submission_problems(plan)
+
     def dry_run(self, plan: Plan, options: Any) -> DryRun:
         # lazy: the SDK line's request modules, for a dry run only
         from smdist.backends.sagemaker import service
+
+        if refused := self.submission_problems(plan):
+            raise SpecError(refused)
 
         return service.dry_run(
             plan, bucket=options.bucket, role=options.role, region=options.region
@@ -37,6 +46,9 @@ class LocalModeBackend(RecordedHere, SageMakerBackend):
     def launch(self, plan: Plan, options: LocalModeOptions) -> Any:
         # lazy: Docker's checks and the supervisor, when a job starts
         from smdist.backends.sagemaker.local_mode import starting as local_mode
+
+        if refused := self.submission_problems(plan):
+            raise SpecError(refused)
 
         return local_mode.launch(plan, **options.given())
 

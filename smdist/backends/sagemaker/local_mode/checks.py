@@ -15,6 +15,7 @@ import subprocess
 from importlib import metadata
 
 from smdist.errors import CANNOT_RUN_HERE, Problem, SpecError
+from smdist.spec.job import JobSpec
 
 # The local backend, as each way in names it (no Docker needed).
 _EMULATED = "`smdist run FILE` (or backend='local' from Python; no Docker needed)"
@@ -155,3 +156,30 @@ def check_gpu_runtime(docker: str, gpus_wanted: int) -> None:
                 )
             ]
         )
+
+
+def refused_settings(spec: JobSpec) -> list[Problem]:
+    """What SageMaker local mode cannot run: heterogeneous clusters (the developer guide: "not
+    compatible with SageMaker local mode") and file system channels (the SDK's local mode reads
+    file:// and s3:// channels only). The local backend emulates both."""
+    instead = "the local backend (`smdist run FILE`), which emulates it"
+    problems = []
+    if spec.cluster.instance_groups:
+        problems.append(
+            Problem(
+                "cluster.instance_groups",
+                "SageMaker local mode does not run heterogeneous clusters",
+                valid=instead,
+            )
+        )
+    problems += [
+        Problem(
+            f"inputs.{name}.uri",
+            "SageMaker local mode reads file:// and s3:// channels only",
+            channel.uri,
+            instead,
+        )
+        for name, channel in spec.inputs.items()
+        if channel.file_system is not None
+    ]
+    return problems
