@@ -27,7 +27,36 @@ ULTRASERVER_FAMILIES = ("ml.p6e-gb200.",)
 
 def check_capacity(spec: JobSpec) -> list[Problem]:
     """Every error and warning of the job's instance groups, volume and placement."""
-    return _check_volume(spec) + _check_groups(spec) + _check_placement(spec)
+    problems = _check_volume(spec) + _check_groups(spec) + _check_placement(spec)
+    return problems + _check_preference_processes(spec)
+
+
+def _check_preference_processes(spec: JobSpec) -> list[Problem]:
+    """SageMaker starts the job on whichever preference has capacity, but the launch fixes the
+    processes per host when the job is submitted (the toolkit's MPI count, smdist's shipped
+    launch): preferences whose types would start different counts cannot share one launch."""
+    choices = spec.cluster.instance_preferences
+    if len(choices) < 2:
+        return []
+    counts = {}
+    for choice in choices:
+        cluster = spec.cluster.model_copy(
+            update={"instance_type": choice.instance_type, "instance_groups": []}
+        )
+        counts[choice.instance_type] = spec.strategy.resolve_processes_per_host(cluster)
+    if len(set(counts.values())) == 1:
+        return []
+    shown = ", ".join(f"{t}: {n}" for t, n in counts.items())
+    return [
+        Problem(
+            "cluster.instance_preferences",
+            f"the types would start different processes per host ({shown}), but the "
+            f"{spec.strategy.kind} launch fixes the count when the job is submitted and "
+            "SageMaker may start it on any of them",
+            valid="preferences whose types have the same GPUs per host, or a "
+            "strategy.processes_per_host every type can run",
+        )
+    ]
 
 
 def _job_types(spec: JobSpec) -> list[tuple[str, str]]:

@@ -292,3 +292,20 @@ def test_local_mode_refuses_groups_and_file_systems_the_local_backend_emulates(t
     assert done.returncode == 2, done.stderr
     assert "cluster.instance_groups: SageMaker local mode does not run" in done.stderr
     assert "inputs.lustre.uri: SageMaker local mode reads file:// and s3://" in done.stderr
+
+
+def test_preferences_that_would_start_different_process_counts_are_refused():
+    cluster = {
+        "instance_preferences": [
+            {"instance_type": "ml.p5.48xlarge", "instance_count": 2},
+            {"instance_type": "ml.g5.12xlarge", "instance_count": 2},
+        ]
+    }
+    found = errors(job(cluster=cluster))
+    assert any(
+        line.startswith("cluster.instance_preferences: the types would start different")
+        and "ml.p5.48xlarge: 8, ml.g5.12xlarge: 4" in line
+        for line in found
+    ), found
+    pinned = job(cluster=cluster, strategy={"kind": "pytorch_ddp", "processes_per_host": 4})
+    assert not any("different processes" in line for line in errors(pinned))
