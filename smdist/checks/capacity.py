@@ -110,7 +110,7 @@ def _check_volume(spec: JobSpec) -> list[Problem]:
 def _check_groups(spec: JobSpec) -> list[Problem]:
     cluster, strategy = spec.cluster, spec.strategy
     names = [group.name for group in cluster.instance_groups]
-    wanted = list(strategy.instance_groups)
+    wanted = list(getattr(strategy, "instance_groups", []))
     problems: list[Problem] = []
     if wanted and not names:
         return [

@@ -34,7 +34,9 @@ def _storage_per_hour(spec: JobSpec) -> float:
 
 
 def _other_groups_per_hour(spec: JobSpec) -> float | None:
-    distributed = set(spec.strategy.instance_groups) or {spec.cluster.instance_groups[0].name}
+    distributed = set(getattr(spec.strategy, "instance_groups", [])) or {
+        spec.cluster.instance_groups[0].name
+    }
     total = 0.0
     for group in spec.cluster.instance_groups:
         if group.name in distributed:

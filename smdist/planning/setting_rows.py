@@ -11,7 +11,9 @@ def _cluster_rows(spec: JobSpec) -> list[tuple[str, str]]:
     if cluster.volume_size is not None:
         rows.append(("volume", f"{cluster.volume_size} GB per host"))
     if cluster.instance_groups:
-        distributed = spec.strategy.instance_groups or [cluster.instance_groups[0].name]
+        distributed = getattr(spec.strategy, "instance_groups", []) or [
+            cluster.instance_groups[0].name
+        ]
         others = [g.name for g in cluster.instance_groups if g.name not in distributed]
         rows.append(
             (

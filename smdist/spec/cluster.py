@@ -18,6 +18,7 @@ from pydantic import (
     model_serializer,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from smdist import catalog
 from smdist.spec.api_shapes import (
@@ -33,10 +34,17 @@ from smdist.spec.capacity import (
     Placement,
 )
 from smdist.spec.instance_types import LOCAL_INSTANCE_TYPES, check_instance_type
+from smdist.spec.validation_errors import FIELD_PROBLEM
 
 # EBS volumes (gp2/gp3) end at 16 TiB; the API states only a minimum.
 MAX_VOLUME_GB = 16_384
 DERIVED = ("instance_type", "instance_count")
+
+
+def _at(field: str, message: str) -> PydanticCustomError:
+    """A rule of the whole cluster, reported at ``field``'s path (no braces in ``message``:
+    pydantic fills ``{name}`` from the context)."""
+    return PydanticCustomError(FIELD_PROBLEM, message, {"key": field})
 
 
 class Cluster(StrictModel):
@@ -101,29 +109,33 @@ class Cluster(StrictModel):
             if given
         ]
         if not forms:
-            raise ValueError(
+            raise _at(
+                "instance_type",
                 "states no instances: give instance_type (and instance_count), "
-                "instance_groups, or instance_preferences"
+                "instance_groups, or instance_preferences",
             )
         if len(forms) > 1:
-            raise ValueError(
+            raise _at(
+                forms[1],
                 f"{' and '.join(forms)} cannot be given together: instance groups and "
-                "preferences state their own types and counts; keep one of them"
+                "preferences state their own types and counts; keep one of them",
             )
         if forms[0] != "instance_type" and self.instance_count is not None:
-            raise ValueError(
-                f"instance_count cannot be given beside {forms[0]}, which state their own "
-                "counts; remove instance_count"
+            raise _at(
+                "instance_count",
+                f"cannot be given beside {forms[0]}, which state their own counts; remove "
+                "instance_count",
             )
         if self.instance_preferences and self.training_plan is not None:
-            raise ValueError(
-                "training_plan cannot be given beside instance_preferences; give each "
-                "preference its own training_plan"
+            raise _at(
+                "training_plan",
+                "cannot be given beside instance_preferences; give each preference its own "
+                "training_plan",
             )
         names = [group.name for group in self.instance_groups]
         repeated = sorted({name for name in names if names.count(name) > 1})
         if repeated:
-            raise ValueError(f"instance_groups: names must be unique; repeated: {repeated}")
+            raise _at("instance_groups", f"names must be unique; repeated: {repeated}")
         self._derive()
         return self
 

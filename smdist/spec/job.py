@@ -219,6 +219,15 @@ class JobSpec(StrictModel, metaclass=_SpecErrors):
         return super(JobSpec, _schema_model()).model_json_schema(*args, **kwargs)
 
     @property
+    def distribution_groups(self) -> list[str]:
+        """The instance groups that run the distributed program: the strategy's, or the only
+        group; none without instance groups."""
+        if not self.cluster.instance_groups:
+            return []
+        named = list(getattr(self.strategy, "instance_groups", []))
+        return named or [self.cluster.instance_groups[0].name]
+
+    @property
     def entry_point(self) -> str:
         return self.code.entry_point or self.strategy.default_entry_point
 

@@ -13,6 +13,10 @@ from pydantic import BaseModel, ValidationError
 from smdist.errors import Problem, suggest
 from smdist.spec.unknown_keys import root_model, unknown_key_message, walk
 
+# A model-level rule about one of its fields (PydanticCustomError(FIELD_PROBLEM, message,
+# {"key": field})): reported at that field's path, as a field validator's error is.
+FIELD_PROBLEM = "field_problem"
+
 
 def render_location(loc: Sequence[int | str]) -> str:
     """('strategy', 'processes_per_host') -> 'strategy.processes_per_host'; ('inputs', 0) ->
@@ -45,7 +49,7 @@ def problems_from_validation_error(
         tags = walked.tags if walked else frozenset()
         kept = tuple(item for depth, item in enumerate(error_loc) if depth not in tags)
         loc = ((prefix,) if prefix else ()) + kept
-        if error["type"] == "unknown_key":  # raised by StrictModel: the key belongs in the path
+        if error["type"] in ("unknown_key", FIELD_PROBLEM):  # the key belongs in the path
             loc = loc + (error["ctx"]["key"],)
         message = error["msg"]
         if message.startswith("Value error, "):

@@ -22,11 +22,12 @@ from smdist.contract.launch import Launcher
 from smdist.errors import Problem
 from smdist.spec.cluster import Cluster
 from smdist.strategies.base import ProcessesPerHost, Strategy
+from smdist.strategies.instance_groups import InstanceGroupsMixin
 
 LAUNCHER_SCRIPT = "launch_torchrun.py"
 
 
-class PyTorchDDP(Strategy):
+class PyTorchDDP(InstanceGroupsMixin, Strategy):
     """PyTorch DDP with torchrun on every host.
 
     launcher: ``torchrun`` (smdist's launcher; any instance) or ``torch_distributed``

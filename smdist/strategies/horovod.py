@@ -12,11 +12,12 @@ from smdist.contract.launch import Launcher
 from smdist.errors import Problem
 from smdist.spec.cluster import Cluster
 from smdist.strategies.base import MPIOptionsMixin, ProcessesPerHost, Strategy
+from smdist.strategies.instance_groups import InstanceGroupsMixin
 from smdist.strategies.mpi_options import mpi_hyperparameters
 from smdist.strategies.neuron import refuse_tensorflow_on_neuron
 
 
-class Horovod(MPIOptionsMixin, Strategy):
+class Horovod(InstanceGroupsMixin, MPIOptionsMixin, Strategy):
     """Horovod with ``mpirun``: ``processes_per_host`` ranks per host (``auto``: one per GPU)."""
 
     kind: Literal["horovod"] = "horovod"

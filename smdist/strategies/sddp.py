@@ -12,9 +12,10 @@ from smdist.contract.launch import Launcher
 from smdist.errors import Problem
 from smdist.spec.cluster import Cluster
 from smdist.strategies.base import MPIOptionsMixin, Strategy, require_library
+from smdist.strategies.instance_groups import InstanceGroupsMixin
 
 
-class SDDP(MPIOptionsMixin, Strategy):
+class SDDP(InstanceGroupsMixin, MPIOptionsMixin, Strategy):
     """``smdistributed.dataparallel``: one process per GPU on every host, PyTorch only."""
 
     kind: Literal["sddp"] = "sddp"

@@ -86,7 +86,7 @@ ONE_P5 = [{"instance_type": "ml.p5.48xlarge", "instance_count": 1}]
         ),
         (
             {"instance_preferences": ONE_P5, "instance_count": 2},
-            "instance_count cannot be given beside instance_preferences",
+            "instance_count: cannot be given beside instance_preferences",
         ),
         (
             {"instance_preferences": ONE_P5, "training_plan": TRAINING_PLAN},
@@ -157,12 +157,10 @@ def test_groups_rules_name_the_strategy_and_channel_fields():
         line.startswith("inputs.raw.instance_groups: 'cpu' is not a group")
         for line in errors(routed)
     )
-    tf = {
-        **hetero,
-        "strategy": {"kind": "mwms", "instance_groups": ["gpu"]},
-        "code": {"framework_version": "2.14"},
-    }
+    tf = {**hetero, "strategy": {"kind": "mwms"}, "code": {"framework_version": "2.14"}}
     assert any(line.startswith("cluster.instance_groups: the mwms strategy") for line in errors(tf))
+    tf["strategy"] = {"kind": "mwms", "instance_groups": ["gpu"]}
+    assert any(line.startswith("strategy.instance_groups: unknown key") for line in errors(tf))
     homogeneous = job(strategy={"kind": "pytorch_ddp", "instance_groups": ["gpu"]})
     assert any(
         line.startswith("strategy.instance_groups: names instance groups")

@@ -25,6 +25,7 @@ class LocalModeBackend(RecordedHere, SageMakerBackend):
     finds_jobs_here = True
 
     def submission_problems(self, plan: Plan) -> list[Problem]:
+        # lazy: local mode's checks module reads the SDK's metadata, for this backend only
         from smdist.backends.sagemaker.local_mode.checks import refused_settings
 
         return refused_settings(plan.spec) + super().submission_problems(plan)
