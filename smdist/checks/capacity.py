@@ -28,7 +28,7 @@ ULTRASERVER_FAMILIES = ("ml.p6e-gb200.",)
 def check_capacity(spec: JobSpec) -> list[Problem]:
     """Every error and warning of the job's instance groups, volume and placement."""
     problems = _check_volume(spec) + _check_groups(spec) + _check_placement(spec)
-    return problems + _check_preference_processes(spec)
+    return problems + _check_preference_processes(spec) + _preference_problems(spec)
 
 
 def _check_preference_processes(spec: JobSpec) -> list[Problem]:
@@ -225,6 +225,47 @@ def _check_placement(spec: JobSpec) -> list[Problem]:
                 f"place {placed} instances but the job has {cluster.total_instance_count}",
                 placed,
                 f"instance counts that add up to {cluster.total_instance_count}",
+            )
+        )
+    return problems
+
+
+def _preference_problems(spec: JobSpec) -> list[Problem]:
+    """What CreateTrainingJob refuses in and beside instance preferences (SDK v3's Compute
+    raises the same while a ModelTrainer is built: ``validate_instance_preferences``)."""
+    if not spec.cluster.instance_preferences:
+        return []
+    problems = []
+    types = [choice.instance_type for choice in spec.cluster.instance_preferences]
+    repeated = sorted({t for t in types if types.count(t) > 1})
+    if repeated:
+        problems.append(
+            Problem(
+                "cluster.instance_preferences",
+                f"names {', '.join(repeated)} more than once: "
+                "CreateTrainingJob takes each instance type once",
+                types,
+                "each instance type in one preference",
+            )
+        )
+    if spec.spot.enabled:
+        problems.append(
+            Problem(
+                "spot.enabled",
+                "managed spot training cannot run on cluster.instance_preferences: "
+                "CreateTrainingJob refuses the two together",
+                True,
+                "spot.enabled: false, or one cluster.instance_type",
+            )
+        )
+    if spec.cluster.placement is not None:
+        problems.append(
+            Problem(
+                "cluster.placement",
+                "UltraServer placement cannot be given beside cluster.instance_preferences: "
+                "CreateTrainingJob refuses the two together",
+                spec.cluster.placement.model_dump(exclude_none=True),
+                "no placement, or one cluster.instance_type",
             )
         )
     return problems

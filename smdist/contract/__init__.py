@@ -7,6 +7,8 @@ and its toolkit set and start on each host.
   torchrun, the MPIRunner's and the SMDataParallelRunner's mpirun), one builder for every
   caller;
 - ``environment``: the ``SM_*`` variables and the configuration files;
+- ``groups``: heterogeneous clusters' instance groups (host names, ``resourceconfig.json``, the
+  distribution's hosts, channels per group);
 - ``parameter_server``, ``parameter_server_host``: the TensorFlow toolkit's parameter-server
   steps;
 - ``hostname_shim``, ``image_prerequisites``: what an image must hold.

@@ -10,6 +10,9 @@ What the training toolkit's runners start (sagemaker-training 5.x), per launcher
   on the first host spanning every host; the others start sshd and wait for mpirun's daemon
   (``mpi`` builds it, token for token).
 
+On a cluster of instance groups "every host" is every host of the distribution's groups
+(``Launch.hosts``); a host of another group runs the program once (the toolkit's ProcessRunner).
+
 Three callers, one builder: ``smdist plan --hosts`` shows the commands (``Image`` assumed from
 the catalogue), smdist's SDK v3 driver runs them in the real container (``Image`` found there),
 and the local backend runs them across emulated hosts, adding on top only what the emulation
@@ -91,8 +94,35 @@ def host_command(
     environ: Mapping[str, str] = {},  # noqa: B006 - read only
     torchrun: Rendezvous | None = None,
 ) -> HostCommand:
-    """What host ``index`` starts under the launch (the strategy's contract); ``torchrun``:
-    where the caller's torchrun meets, when not the toolkit's ``torchrun`` on ``TORCHRUN_PORT``."""
+    """What host ``index`` (of ``launch.all_hosts``) starts under the launch (the strategy's
+    contract); ``torchrun``: where the caller's torchrun meets, when not the toolkit's
+    ``torchrun`` on ``TORCHRUN_PORT``. A host outside the distribution's instance groups runs
+    the program once, as the toolkit's ProcessRunner does."""
+    host = launch.all_hosts[index]
+    rank = launch.node_rank(host)
+    if rank is None:
+        group = launch.group_of(host)
+        return HostCommand(
+            program_command(image, program, arguments.own),
+            f"runs the program once: instance group {group.name if group else '?'} is not "
+            f"one of the distribution's ({', '.join(launch.distribution_groups)})",
+        )
+    return _distribution_host_command(
+        launch, rank, image, program, arguments, exported_names, environ, torchrun
+    )
+
+
+def _distribution_host_command(
+    launch: Launch,
+    rank: int,
+    image: Image,
+    program: str,
+    arguments: HostArguments,
+    exported_names: Sequence[str],
+    environ: Mapping[str, str],
+    torchrun: Rendezvous | None,
+) -> HostCommand:
+    """What the ``rank``-th distribution host starts."""
     per_host = launch.processes_per_host
     if launch.launcher is Launcher.PARAMETER_SERVER:
         argv = parameter_server_host_command(image, program, arguments.own)
@@ -102,11 +132,11 @@ def host_command(
     if launch.launcher is Launcher.TORCHRUN:
         meet = torchrun or Rendezvous()
         argv = torchrun_command(
-            launch, index, program, arguments.own,
+            launch, rank, program, arguments.own,
             torchrun=meet.torchrun, port=meet.port, always_rendezvous=meet.always,
         )  # fmt: skip
         return HostCommand(argv, f"runs torchrun: {per_host} process(es) on this host")
-    if index:
+    if rank:
         return HostCommand(
             None,
             f"starts sshd and waits: mpirun on {launch.hosts[0]} starts this host's "
@@ -171,7 +201,8 @@ def launcher_environment(
 
 
 def script_environment(launcher: Launcher, hosts: Sequence[str], index: int) -> dict[str, str]:
-    """What the training script on host ``index`` finds from its launcher in the container:
+    """What the training script on host ``index`` (of the distribution hosts ``hosts``) finds
+    from its launcher in the container:
     ``launcher_environment``, plus what a launcher's host steps write before they start it
     (``parameter_server``: the toolkit's TF_CONFIG with ``master``/``worker``/``ps`` tasks,
     none on one host)."""

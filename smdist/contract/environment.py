@@ -25,10 +25,12 @@ Pure: no files are read and nothing is started.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .groups import HOMOGENEOUS_GROUP, HostGroup, group_resource_config, toolkit_instance_groups
 
 SAGEMAKER_PREFIX = "sagemaker_"
 # Reserved names the toolkit keeps for itself without passing them as framework parameters.
@@ -45,18 +47,8 @@ RESERVED_HYPERPARAMETERS = frozenset(
         "sagemaker_s3_output",
     }
 )
-INSTANCE_GROUP = "homogeneousCluster"
+INSTANCE_GROUP = HOMOGENEOUS_GROUP
 DEFAULT_LOG_LEVEL = 20
-# Flags that put a host into the distribution instance groups (the toolkit's list).
-DISTRIBUTION_FLAGS = (
-    "sagemaker_mpi_enabled",
-    "sagemaker_parameter_server_enabled",
-    "sagemaker_distributed_dataparallel_enabled",
-    "sagemaker_pytorch_ddp_enabled",
-    "sagemaker_pytorch_xla_multi_worker_enabled",
-    "sagemaker_multi_worker_mirrored_strategy_enabled",
-    "sagemaker_torch_distributed_enabled",
-)
 # SAGEMAKER_TRAINING_MODULE of the Deep Learning Containers, reported as SM_FRAMEWORK_MODULE.
 FRAMEWORK_MODULES = {
     "pytorch": "sagemaker_pytorch_container.training:main",
@@ -124,22 +116,19 @@ class HostConfig:
 
 
 def resource_config(
-    hosts: list[str], current_host: str, instance_type: str, network_interface: str
+    hosts: list[str],
+    current_host: str,
+    instance_type: str,
+    network_interface: str,
+    groups: Sequence[HostGroup] = (),
 ) -> dict[str, Any]:
-    return {
-        "current_host": current_host,
-        "current_instance_type": instance_type,
-        "current_group_name": INSTANCE_GROUP,
-        "hosts": list(hosts),
-        "instance_groups": [
-            {
-                "instance_group_name": INSTANCE_GROUP,
-                "instance_type": instance_type,
-                "hosts": list(hosts),
-            }
-        ],
-        "network_interface_name": network_interface,
-    }
+    """``resourceconfig.json`` of ``current_host``: on a cluster of ``groups`` (heterogeneous),
+    else of ``hosts`` of ``instance_type``, SageMaker's one ``homogeneousCluster`` group."""
+    if groups:
+        return group_resource_config(groups, current_host, network_interface)
+    return group_resource_config(
+        [HostGroup(INSTANCE_GROUP, instance_type, tuple(hosts))], current_host, network_interface
+    )
 
 
 def input_data_config(channels: Mapping[str, str]) -> dict[str, Any]:
@@ -163,38 +152,6 @@ class Machine:
     num_neurons: int = 0
 
 
-def _instance_groups(
-    resources: Mapping[str, Any], framework_params: Mapping[str, Any]
-) -> dict[str, Any]:
-    """The toolkit's instance-group entries: the host's group, the distribution's hosts and
-    groups, and the master (the first distribution host)."""
-    hosts = list(resources["hosts"])
-    group = resources.get("current_group_name", INSTANCE_GROUP)
-    groups = resources.get("instance_groups", [])
-    distributed = any(framework_params.get(flag, False) for flag in DISTRIBUTION_FLAGS)
-    distribution_groups = framework_params.get(
-        "sagemaker_distribution_instance_groups", [group] if distributed else []
-    )
-    distribution_hosts: list[str] = []
-    for entry in groups:
-        if entry["instance_group_name"] in distribution_groups:
-            distribution_hosts.extend(entry["hosts"])
-    if not groups:
-        distribution_hosts = list(hosts)
-    return {
-        "current_instance_group": group,
-        "current_instance_group_hosts": next(
-            (entry["hosts"] for entry in groups if entry["instance_group_name"] == group), []
-        ),
-        "distribution_hosts": distribution_hosts,
-        "distribution_instance_groups": distribution_groups,
-        "instance_groups": [entry["instance_group_name"] for entry in groups],
-        "instance_groups_dict": {entry["instance_group_name"]: entry for entry in groups},
-        "is_hetero": len(groups) > 1,
-        "master_hostname": distribution_hosts[0] if distribution_hosts else hosts[0],
-    }
-
-
 def training_environment(
     base: Path,
     config: HostConfig,
@@ -208,7 +165,7 @@ def training_environment(
     user, toolkit = split_hyperparameters(decoded)
     framework_params = {k: v for k, v in toolkit.items() if k not in RESERVED_HYPERPARAMETERS}
     resources = config.resource_config
-    groups = _instance_groups(resources, framework_params)
+    groups = toolkit_instance_groups(resources, framework_params)
     program = toolkit.get("sagemaker_program")
     values = {
         **groups,

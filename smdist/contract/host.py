@@ -1,19 +1,21 @@
 """What a SageMaker host's command finds in its environment: built here, once, for every caller.
 
-From the plan's ``Launch``, the host's index and its config files, the machine and where the host
-is (``HostSite``), ``host_environment`` returns the whole process environment the container
-gives the command, layered as the container does:
+From the plan's ``Launch``, the host's index (among every instance group's hosts,
+``Launch.all_hosts``) and its config files, the machine and where the host is (``HostSite``),
+``host_environment`` returns the whole process environment the container gives the command,
+layered as the container does:
 
 1. what every container has (``container_variables``: unbuffered Python, no bytecode, the
    region), then the job's own variables (the spec's environment and smdist's ``SMDIST_*``);
 2. the training toolkit's ``SM_*`` set (``environment``), and SageMaker's job variables
    (TRAINING_JOB_NAME, CURRENT_HOST);
-3. the PyTorch container's settings for every job: MASTER_ADDR (the first host), MASTER_PORT
-   (``TORCHRUN_PORT``) and NCCL's interface, InfiniBand and debug defaults, kept where the job
-   set its own;
+3. the PyTorch container's settings for every job: MASTER_ADDR (the toolkit's master: the first
+   host of the distribution's instance groups), MASTER_PORT (``TORCHRUN_PORT``) and NCCL's
+   interface, InfiniBand and debug defaults, kept where the job set its own;
    under the torchrun runner, the EFA settings of the instance type (``fabric``);
-4. the launcher's: TF_CONFIG for MultiWorkerMirroredStrategy (every host a worker on 8890), the
-   parameter-server addresses where hosts share one machine (``commands.launcher_environment``).
+4. on the distribution's hosts, the launcher's: TF_CONFIG for MultiWorkerMirroredStrategy
+   (every host a worker on 8890), the parameter-server addresses where hosts share one machine
+   (``commands.launcher_environment``).
 
 Its callers add only what is theirs: ``smdist plan --hosts`` shows it with SageMaker's paths; the
 local backend runs it on emulated hosts (their folders as ``base``, their own ports, its
@@ -27,12 +29,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .commands import HostPorts, launcher_environment
 from .environment import (
     FRAMEWORK_MODULES,
     HostConfig,
     Machine,
+    resource_config,
     sm_variables,
     training_environment,
 )
@@ -55,12 +59,15 @@ class HostSite:
     ports: HostPorts | None = None  # TF_CONFIG task / parameter server ports, when not fixed
 
 
-def framework_defaults(launch: Launch, framework: str, site: HostSite) -> dict[str, str]:
-    """What the framework container and its runner set for NCCL, where the job did not."""
+def framework_defaults(
+    launch: Launch, framework: str, site: HostSite, distributes: bool = True
+) -> dict[str, str]:
+    """What the framework container and its runner set for NCCL, where the job did not;
+    ``distributes``: the host starts the runner (a host of another group runs the program)."""
     if framework != "pytorch":
         return {}
     defaults = {"NCCL_SOCKET_IFNAME": site.interface, "NCCL_IB_DISABLE": "1", "NCCL_DEBUG": "WARN"}
-    if launch.launcher is Launcher.TORCHRUN:  # the TorchDistributedRunner's EFA settings
+    if launch.launcher is Launcher.TORCHRUN and distributes:  # the runner's EFA settings
         fabric = fabric_environment(launch, site.interface)
         defaults.update({k: v for k, v in fabric.items() if k.startswith(("FI_", "RDMAV_"))})
         if launch.efa:
@@ -89,8 +96,10 @@ def host_environment(
     job_environment: Mapping[str, str] = {},  # noqa: B006 - read only
     region: str | None = None,
 ) -> dict[str, str]:
-    """The environment host ``index`` of ``launch`` starts its command with (see the module)."""
-    hosts = list(launch.hosts)
+    """The environment host ``index`` of ``launch`` (of ``launch.all_hosts``: every group's)
+    starts its command with (see the module)."""
+    host = launch.all_hosts[index]
+    rank = launch.node_rank(host)  # None: a host of a group that runs the program once
     training_env = training_environment(
         site.base, config, machine, job_name=job_name,
         framework_module=FRAMEWORK_MODULES.get(framework),
@@ -101,12 +110,21 @@ def host_environment(
         {
             "TRAINING_JOB_NAME": job_name,
             "SAGEMAKER_JOB_NAME": job_name,
-            "CURRENT_HOST": hosts[index],
+            "CURRENT_HOST": host,
         }
     )
-    if framework == "pytorch":
-        environment.update({"MASTER_ADDR": hosts[0], "MASTER_PORT": str(site.master_port)})
-    for name, value in framework_defaults(launch, framework, site).items():
+    if framework == "pytorch":  # on every host: the first distribution host
+        master = training_env["master_hostname"]
+        environment.update({"MASTER_ADDR": master, "MASTER_PORT": str(site.master_port)})
+    for name, value in framework_defaults(launch, framework, site, rank is not None).items():
         environment.setdefault(name, value)
-    environment.update(launcher_environment(launch.launcher, hosts, index, site.ports))
+    if rank is not None:
+        environment.update(launcher_environment(launch.launcher, launch.hosts, rank, site.ports))
     return environment
+
+
+def host_resource_config(launch: Launch, host: str, interface: str) -> dict[str, Any]:
+    """``resourceconfig.json`` of ``host`` of ``launch``: its group's type and name, every group
+    (one ``homogeneousCluster`` of ``launch.instance_type`` without groups)."""
+    hosts = list(launch.all_hosts)
+    return resource_config(hosts, host, launch.instance_type, interface, launch.instance_groups)

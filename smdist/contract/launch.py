@@ -18,6 +18,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .groups import HostGroup, group_of, rank_hosts
+
 # The plan's launch as it ships with the job's code (``smdist/launch.json`` beside the runtime):
 # smdist's launcher and driver read the resolved counts and fabric from it.
 LAUNCH_FILE = "launch.json"
@@ -100,16 +102,68 @@ class Launch:
     toolkit_hyperparameters: dict[str, Any] = field(default_factory=dict)
     v3_driver: str = "smdist"  # under SDK v3: its Torchrun driver, or smdist's own driver
     interface: str = "eth0"
+    # A heterogeneous cluster: every instance group with its hosts, in the request's order;
+    # ``hosts`` are then the distribution groups' hosts, and the others run the program once.
+    instance_groups: tuple[HostGroup, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "launcher", Launcher(self.launcher))
         object.__setattr__(self, "hosts", tuple(self.hosts))
+        groups = tuple(HostGroup.of(group) for group in self.instance_groups)
+        object.__setattr__(self, "instance_groups", groups)
         if self.v3_driver not in V3_DRIVERS:
             raise ValueError(f"unknown v3 driver {self.v3_driver!r}; one of {V3_DRIVERS}")
 
     @property
     def world_size(self) -> int:
         return self.processes_per_host * len(self.hosts)
+
+    @property
+    def all_hosts(self) -> tuple[str, ...]:
+        """Every host of the job: the groups' (in order), else ``hosts``."""
+        if not self.instance_groups:
+            return self.hosts
+        return tuple(host for group in self.instance_groups for host in group.hosts)
+
+    @property
+    def distribution_groups(self) -> tuple[str, ...]:
+        """The groups whose hosts run the distributed program (none without groups)."""
+        return tuple(g.name for g in self.instance_groups if set(g.hosts) <= set(self.hosts))
+
+    def group_of(self, host: str) -> HostGroup | None:
+        return group_of(self.instance_groups, host)
+
+    def node_rank(self, host: str) -> int | None:
+        """``host``'s place among the distribution hosts; None for a host of another group."""
+        return self.hosts.index(host) if host in self.hosts else None
+
+    def renamed(self, names: Mapping[str, str]) -> Launch:
+        """This launch with its hosts called ``names[host]`` (an emulation's names)."""
+        groups = tuple(
+            replace(group, hosts=tuple(names[host] for host in group.hosts))
+            for group in self.instance_groups
+        )
+        hosts = tuple(names[host] for host in self.hosts)
+        return replace(self, hosts=hosts, instance_groups=groups)
+
+    def on_cluster(self, resources: Mapping[str, Any]) -> Launch:
+        """This launch on the hosts a container's ``resourceconfig.json`` names: its groups as
+        SageMaker filled them (which group gets which numbers is SageMaker's choice), the
+        distribution hosts those of the launch's distribution groups."""
+        if not self.instance_groups:
+            return replace(self, hosts=tuple(resources["hosts"]))
+        gpus = {group.name: group.gpus_per_host for group in self.instance_groups}
+        groups = tuple(
+            HostGroup(
+                entry["instance_group_name"],
+                entry["instance_type"],
+                tuple(entry["hosts"]),
+                gpus.get(entry["instance_group_name"], 0),
+            )
+            for entry in resources.get("instance_groups", [])
+        )
+        hosts = rank_hosts(resources, self.distribution_groups)
+        return replace(self, hosts=tuple(hosts), instance_groups=groups)
 
     def resized(
         self,
@@ -118,7 +172,13 @@ class Launch:
         mp_parameters: dict[str, Any] | None = None,
     ) -> Launch:
         """This launch on other hosts and process counts (the local backend's emulated hosts),
-        the toolkit's hyperparameters following: the MPIRunner's process count, SMP's settings."""
+        the toolkit's hyperparameters following: the MPIRunner's process count, SMP's settings.
+        A heterogeneous cluster keeps its groups' hosts: only the process counts change."""
+        if self.instance_groups and tuple(hosts) != self.hosts:
+            raise ValueError(
+                f"the hosts of a cluster of instance groups stay {list(self.hosts)}: "
+                f"cannot run them as {list(hosts)}"
+            )
         toolkit = dict(self.toolkit_hyperparameters)
         if MPI_PROCESSES_PER_HOST in toolkit:
             toolkit[MPI_PROCESSES_PER_HOST] = processes_per_host
@@ -136,6 +196,9 @@ class Launch:
         values = asdict(self)
         values["launcher"] = self.launcher.value
         values["hosts"] = list(self.hosts)
+        values["instance_groups"] = [
+            {**asdict(group), "hosts": list(group.hosts)} for group in self.instance_groups
+        ]
         return values
 
     @classmethod

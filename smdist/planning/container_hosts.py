@@ -20,6 +20,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from smdist import catalog
 from smdist.contract.commands import (
     HostArguments,
     HostCommand,
@@ -33,10 +34,10 @@ from smdist.contract.environment import (
     command_line_arguments,
     decode_hyperparameters,
     input_data_config,
-    resource_config,
     split_hyperparameters,
 )
-from smdist.contract.host import CONTAINER_INTERFACE, host_environment
+from smdist.contract.groups import channels_for_group
+from smdist.contract.host import CONTAINER_INTERFACE, host_environment, host_resource_config
 from smdist.planning.plan_value import REGION_PLACEHOLDER
 
 if TYPE_CHECKING:
@@ -90,8 +91,11 @@ class HostView:
         }
 
 
-def _channels(plan: Plan) -> dict[str, str]:
-    channels = {name: source.distribution for name, source in plan.spec.inputs.items()}
+def _channels(plan: Plan, group: str | None) -> dict[str, str]:
+    """The channels a host of ``group`` gets: those sent to its group, or to every host."""
+    inputs = plan.spec.inputs
+    routed = {name: list(source.instance_groups) for name, source in inputs.items()}
+    channels = {name: inputs[name].distribution for name in channels_for_group(routed, group)}
     if plan.spec.network.isolation:  # the code arrives as a channel: the container has no S3
         channels["code"] = "FullyReplicated"
     return channels
@@ -115,7 +119,7 @@ def host_views(
     image = image_assumed(plan)
     first = host_environment_of(plan, line, wire, 0)
     views = []
-    for index in range(len(launch.hosts)) if indices is None else indices:
+    for index in range(len(launch.all_hosts)) if indices is None else indices:
         built = first if index == 0 else host_environment_of(plan, line, wire, index)
         arguments = command_line_arguments(split_hyperparameters(decode_hyperparameters(wire))[0])
         command = host_command(
@@ -133,27 +137,29 @@ def host_views(
 def host_environment_of(
     plan: Plan, line: SdkLine, wire: dict[str, str], index: int
 ) -> dict[str, str]:
-    """The container contract's environment for host ``index`` (``contract.host``), with what
-    the launcher's host steps write for the script, as ``line``'s driver leaves it."""
-    cluster = plan.spec.cluster
+    """The container contract's environment for host ``index`` (of every group's hosts,
+    ``contract.host``), with what the launcher's host steps write for the script, as
+    ``line``'s driver leaves it."""
     launch = plan.launch
-    hosts = list(launch.hosts)
-    info = cluster.info
-    machine = Machine(num_cpus=info.vcpus if info else 0, num_gpus=plan.gpus_per_host)
+    host = launch.all_hosts[index]
+    group = launch.group_of(host)
+    info = catalog.instance(group.instance_type if group else launch.instance_type)
+    gpus = group.gpus_per_host if group else plan.gpus_per_host
+    machine = Machine(num_cpus=info.vcpus if info else 0, num_gpus=gpus)
     added = dict.fromkeys(line.channels, "FullyReplicated")
     config = HostConfig(
         hyperparameters=dict(wire),
-        resource_config=resource_config(
-            hosts, hosts[index], cluster.instance_type, CONTAINER_INTERFACE
-        ),
-        input_data_config=input_data_config({**_channels(plan), **added}),
+        resource_config=host_resource_config(launch, host, CONTAINER_INTERFACE),
+        input_data_config=input_data_config({**_channels(plan, group and group.name), **added}),
     )
     built = host_environment(
         launch, index, config, machine, job_name=plan.job_name, framework=plan.framework,
         region=plan.spec.region or REGION_PLACEHOLDER,
     )  # fmt: skip
     # What the script finds besides: a launcher's host steps write TF_CONFIG (PS).
-    built.update(script_environment(launch.launcher, hosts, index))
+    rank = launch.node_rank(host)
+    if rank is not None:
+        built.update(script_environment(launch.launcher, list(launch.hosts), rank))
     if line.module_dir is not None:
         built["SM_MODULE_DIR"] = line.module_dir
     return {name: value for name, value in built.items() if name not in line.dropped}
@@ -165,7 +171,7 @@ def _view(
     """Host ``index``'s environment (``built``) sorted by who sets it, with its command."""
     sm = {name: value for name, value in built.items() if name.startswith("SM_")}
     return HostView(
-        name=plan.launch.hosts[index],
+        name=plan.launch.all_hosts[index],
         index=index,
         resource_config=json.loads(sm["SM_RESOURCE_CONFIG"]),
         sm_environment=sm,

@@ -52,6 +52,8 @@ KEY_SM_VARIABLES = (
     "SM_FRAMEWORK_PARAMS",
     "SM_USER_ARGS",
 )
+# And on a cluster of instance groups, the host's group and the distribution's.
+GROUP_SM_VARIABLES = ("SM_CURRENT_INSTANCE_GROUP", "SM_DISTRIBUTION_INSTANCE_GROUPS")
 LONG_VALUE = 160  # characters of a value the text view shows before cutting it
 
 
@@ -66,7 +68,7 @@ def hosts_document(
     plan: Plan, limit: int = DEFAULT_SHOWN, line: SdkLine = V2_LINE
 ) -> dict[str, Any]:
     """``smdist plan --hosts --json``: the hosts shown, and how many are left out."""
-    count = plan.spec.cluster.instance_count
+    count = len(plan.launch.all_hosts)
     indices = shown_indices(count, limit)
     omitted = count - len(indices)
     return {
@@ -79,6 +81,15 @@ def hosts_document(
         "launcher": plan.launch.launcher.value,
         "instance_type": plan.spec.cluster.instance_type,
         "host_count": count,
+        "instance_groups": [
+            {
+                "name": g.name,
+                "instance_type": g.instance_type,
+                "hosts": list(g.hosts),
+                "distribution": g.name in plan.launch.distribution_groups,
+            }
+            for g in plan.launch.instance_groups
+        ],  # fmt: skip
         "processes_per_host": plan.topology.processes_per_host,
         "hosts": [view.to_dict() for view in host_views(plan, indices, line)],
         "omitted": {
@@ -103,10 +114,24 @@ def _names(names: list[str]) -> str:
 
 
 def _resources_text(resources: dict[str, Any]) -> str:
+    group = resources.get("current_group_name", "")
     return (
         f"current_host {resources['current_host']}, hosts {_names(resources['hosts'])}, "
-        f"{resources['current_instance_type']}, network interface "
-        f"{resources['network_interface_name']}"
+        f"{resources['current_instance_type']}"
+        f"{f' (instance group {group})' if len(resources.get('instance_groups', [])) > 1 else ''}"
+        f", network interface {resources['network_interface_name']}"
+    )
+
+
+def _cluster_text(plan: Plan) -> str:
+    """``N x type``, or each instance group's ``name: N x type``, the distribution's marked."""
+    launch = plan.launch
+    if not launch.instance_groups:
+        return f"{len(launch.hosts)} x {launch.instance_type}"
+    return ", ".join(
+        f"{group.name}: {len(group.hosts)} x {group.instance_type}"
+        f"{' (distributed)' if group.name in launch.distribution_groups else ''}"
+        for group in launch.instance_groups
     )
 
 
@@ -132,11 +157,11 @@ def _command_text(argv: list[str]) -> str:
 
 def hosts_text(plan: Plan, limit: int = DEFAULT_SHOWN, line: SdkLine = V2_LINE) -> list[str]:
     """``smdist plan --hosts``: one block per host shown, the hosts left out counted."""
-    count = plan.spec.cluster.instance_count
+    count = len(plan.launch.all_hosts)
     indices = shown_indices(count, limit)
     strategy = plan.spec.strategy
     lines = [
-        f"{plan.job_name}: {strategy.kind} on {count} x {plan.spec.cluster.instance_type}, "
+        f"{plan.job_name}: {strategy.kind} on {_cluster_text(plan)}, "
         f"launcher {plan.launch.launcher.value} ({plan.launch.launcher.description}), "
         f"{plan.topology.processes_per_host} process(es) per host",
         f"as SDK {line.name} sends it: {line.driver}; the script runs in {line.working_directory}",
@@ -154,7 +179,8 @@ def hosts_text(plan: Plan, limit: int = DEFAULT_SHOWN, line: SdkLine = V2_LINE) 
         lines.append(f"  script arguments: {shlex.join(view.script_arguments) or '(none)'}")
         lines.append("  environment:")
         sm = view.sm_environment
-        names = [n for n in KEY_SM_VARIABLES if n in sm]
+        shown = KEY_SM_VARIABLES + (GROUP_SM_VARIABLES if plan.launch.instance_groups else ())
+        names = [n for n in shown if n in sm]
         names += sorted(n for n in sm if n.startswith(("SM_CHANNEL_", "SM_HP_")))
         for name in names:
             lines.append(f"    {name}={_short(sm[name])}")

@@ -21,6 +21,11 @@ adapters found on the host stand in. Every argument SageMaker gives the
 launcher (the job's hyperparameters as ``--name value``) reaches the script untouched, in
 order, so a script that parses its flags strictly runs as it would under plain torchrun.
 
+On a heterogeneous cluster torchrun runs on the distribution instance groups' hosts only (the
+shipped launch names the groups; their hosts come from ``resourceconfig.json``): the ranks, the
+node ranks and the rendezvous host are theirs. A host of any other group runs the script once,
+as a plain process with the same arguments, as SageMaker's toolkit runs it there.
+
 On every host but the first, torchrun starts once the first host's rendezvous store answers
 (``torchrun_when_ready.py``: torch is imported first, then the port is polled): a torchrun that
 gets there before the store would back off 250-750 ms, and the job would start that much later.
@@ -116,11 +121,14 @@ def main(
     environ = os.environ if environ is None else environ
     if search_dirs is None:
         search_dirs = [Path.cwd(), Path(sys.argv[0]).resolve().parent]
+    launch = shipped_launch(PACKAGE_DIR)
     try:
         args = read_launcher_args(environ, argv)
         script = resolve_training_script(args.training_script, search_dirs)
-        sagemaker = SageMakerEnvironment(environ)
+        groups = launch.distribution_groups if launch is not None else ()
+        sagemaker = SageMakerEnvironment(environ, distribution_groups=groups)
         current_host = sagemaker.current_host  # raises unless it is one of the hosts
+        distributes = sagemaker.in_distribution
         gpus = gpus_per_host(sagemaker)
         port = rendezvous_port(environ)
         timeout_s = hosts_timeout(environ)
@@ -128,7 +136,8 @@ def main(
         print(f"smdist-launcher: {error}", file=sys.stderr, flush=True)
         return CONFIG_ERROR_EXIT_CODE
 
-    launch = shipped_launch(PACKAGE_DIR)
+    if not distributes:
+        return run_script_once(sagemaker, current_host, str(script), args, environ, launch)
     processes = (
         launch.processes_per_host
         if launch is not None
@@ -176,6 +185,24 @@ def child_environment(
         # ("Connection refused"), using the restart up. A store per round recovers.
         child_env.setdefault(SEPARATE_ROUND_STORES, "1")
     return child_env
+
+
+def run_script_once(
+    sagemaker: SageMakerEnvironment,
+    current_host: str,
+    script: str,
+    args: LauncherArgs,
+    environ: Mapping[str, str],
+    launch: Launch | None,
+) -> int:
+    """A host outside the distribution's instance groups: the script once, with its
+    arguments, no torchrun; returns its exit code."""
+    command = [sys.executable, "--", script, *args.script_args]
+    logger.info(
+        "host %s is not in the distribution's instance groups %s: %s (no torchrun)",
+        current_host, sagemaker.distribution_groups, shlex.join(command),
+    )  # fmt: skip
+    return run_forwarding_signals(command, child_environment(environ, launch, 0, 0))
 
 
 def start_torchrun(

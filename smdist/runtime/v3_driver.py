@@ -81,15 +81,14 @@ def gpu_count(environ: Mapping[str, str]) -> int:
 
 def job_launch(settings: Mapping[str, Any], config: HostConfig) -> Launch:
     """The plan's launch (shipped in the driver's settings) on this job's hosts, as the
-    container's resourceconfig.json names them."""
+    container's resourceconfig.json names them (its groups as SageMaker filled them)."""
     resources = config.resource_config
     launch = settings["launch"]
     return Launch.from_dict(
         launch,
-        hosts=tuple(resources["hosts"]),
         interface=resources.get("network_interface_name", "eth0"),
         instance_type=resources.get("current_instance_type") or launch["instance_type"],
-    )
+    ).on_cluster(resources)
 
 
 def toolkit_environment(
@@ -105,7 +104,7 @@ def toolkit_environment(
     resources = config.resource_config
     result = host_environment(
         launch,
-        list(launch.hosts).index(resources["current_host"]),
+        list(launch.all_hosts).index(resources["current_host"]),
         config,
         machine,
         job_name=environ.get("TRAINING_JOB_NAME", ""),
@@ -168,10 +167,11 @@ def main() -> int:
         publish_environment(env)
     image = image_here(env, apply_hostname_fix(env, current))
     own = host_command(
-        launch, hosts.index(current), image, program, HostArguments(arguments, arguments),
+        launch, list(launch.all_hosts).index(current), image, program,
+        HostArguments(arguments, arguments),
         exported_names=sorted(name for name in env if name.startswith("SM_")), environ=env,
     )  # fmt: skip
-    if not launch.launcher.uses_mpi:  # one process per host: the program, torchrun, PS host
+    if not launch.launcher.uses_mpi or current not in hosts:  # one process on this host
         return run(own.argv or [], env)
     output_dir = Path(env.get("SM_OUTPUT_DIR") or base / "output")
     if check_image(launch.launcher.value, hosts, current, env, output_dir):

@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from smdist import catalog
+from smdist.contract.groups import DISTRIBUTION_GROUPS, name_hosts
 from smdist.contract.launch import Launch, Launcher, resolve_processes_per_host
 from smdist.errors import Problem, SpecError
 from smdist.spec import topology
@@ -41,11 +42,6 @@ class Strategy(StrictModel):
         ge=1,
         le=7 * 24 * 3600,
         description="seconds a collective may block before the job fails instead of hanging",
-    )
-    instance_groups: list[str] = Field(
-        [],
-        description="heterogeneous clusters: the instance groups that run the distributed "
-        "program (the others run the script once per host)",
     )
 
     frameworks: ClassVar[tuple[str, ...]] = ("pytorch",)
@@ -112,9 +108,22 @@ class Strategy(StrictModel):
         info = cluster.info  # None for a type only botocore knows: no EFA assumed
         toolkit = self.toolkit_hyperparameters(cluster)
         mp_parameters = toolkit.get("mp_parameters")
+        # Instance groups: the hosts named as SageMaker names them; the strategy's groups (else
+        # the first) run the distributed program, the others the script once per host.
+        given = cluster.instance_groups
+        named = getattr(self, "instance_groups", [])  # the strategies that take groups have it
+        chosen = [g.name for g in given if g.name in named]
+        chosen = chosen or [g.name for g in given[:1]]
+        groups = name_hosts(
+            [(g.name, g.instance_type, g.instance_count, cluster.for_groups([g.name]).gpus_per_host)
+             for g in given]
+        )  # fmt: skip
+        hosts = [host for group in groups if group.name in chosen for host in group.hosts]
+        if groups:  # the toolkit starts the runner on these groups' hosts only
+            toolkit = {**toolkit, DISTRIBUTION_GROUPS: chosen}
         return Launch(
             launcher=self.container_launcher,
-            hosts=tuple(topology.host_names(cluster.instance_count)),
+            hosts=tuple(hosts or topology.host_names(cluster.instance_count)),
             processes_per_host=self.resolve_processes_per_host(cluster),
             instance_type=cluster.instance_type,
             gpus_per_host=cluster.gpus_per_host,
@@ -128,6 +137,7 @@ class Strategy(StrictModel):
             mp_parameters=dict(mp_parameters) if isinstance(mp_parameters, dict) else None,
             toolkit_hyperparameters=toolkit,
             v3_driver=self.v3_driver(),
+            instance_groups=groups,
         )
 
     def v3_driver(self) -> str:

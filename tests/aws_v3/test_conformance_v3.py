@@ -1,8 +1,11 @@
 """The dry run is what SDK v3 sends: for every strategy, launcher and SMP version on two
-clusters, the CreateTrainingJob that v3's ``ModelTrainer.train()`` sends (captured from boto3 on
-its way to the moto server) equals the request ``smdist submit --dry-run`` shows, and the job
-smdist's ``sagemaker`` backend submits sends exactly that request. The ``sm_drivers`` channel
-smdist uploads holds the same files, byte for byte, as the one ``train()`` uploads.
+clusters, and for the settings large jobs reach for (retries, checks, remote debugging,
+TensorBoard, MLflow, file system channels, volume size, instance groups, training plans,
+instance preferences, UltraServer placement), the CreateTrainingJob that v3's
+``ModelTrainer.train()`` sends (captured from boto3 on its way to the moto server) equals the
+request ``smdist submit --dry-run`` shows, and the job smdist's ``sagemaker`` backend submits
+sends exactly that request. The ``sm_drivers`` channel smdist uploads holds the same files,
+byte for byte, as the one ``train()`` uploads.
 
 The ModelTrainer compared is smdist's (``v3.model_trainer``), configured as smdist configures
 it. Where that differs from a ModelTrainer a user would write with the same settings, the
@@ -17,7 +20,19 @@ import sys
 from typing import Any
 
 import pytest
-from conformance_cases import CASES, SMDDP, STRATEGIES, conformance_job, every_option_settings
+from conformance_cases import (
+    CASES,
+    MLFLOW_SERVER,
+    SMDDP,
+    STRATEGIES,
+    TRAINING_PLAN,
+    capacity_cluster,
+    conformance_job,
+    every_option_settings,
+    file_system_settings,
+    heterogeneous_job,
+    tracking_settings,
+)
 
 from smdist.backends import sagemaker as backend
 from smdist.backends.sagemaker.v3 import trainer as v3
@@ -43,6 +58,11 @@ COMPARED = (
     "Tags",
     "RoleArn",
     "ProfilerConfig",
+    "RetryStrategy",
+    "InfraCheckConfig",
+    "RemoteDebugConfig",
+    "TensorBoardOutputConfig",
+    "MlflowConfig",
 )
 
 
@@ -64,6 +84,11 @@ DELIBERATE_DIFFERENCES = {
         "true, as the SDK v2 path sends it (enable_sagemaker_metrics=True): metric time series "
         "for the [metrics] lines; ModelTrainer has no setting for it, so smdist's adds it"
     ),
+    "MlflowConfig": (
+        "the job's mlflow: section (tracking server, experiment, run name), as smdist's request "
+        "sends it; ModelTrainer 3.27 has no setting for it (TrainingJob.create takes one), so "
+        "smdist's adds it (with_mlflow_config)"
+    ),
 }
 
 
@@ -84,9 +109,22 @@ def s3_tree(s3, uri: str) -> dict[str, bytes]:
     return found
 
 
+def channel(request: dict, name: str) -> dict:
+    (found,) = [c for c in request["InputDataConfig"] if c["ChannelName"] == name]
+    return found
+
+
 def drivers(request: dict) -> str:
-    (channel,) = [c for c in request["InputDataConfig"] if c["ChannelName"] == "sm_drivers"]
-    return channel["DataSource"]["S3DataSource"]["S3Uri"]
+    return channel(request, "sm_drivers")["DataSource"]["S3DataSource"]["S3Uri"]
+
+
+def code_of(request: dict) -> str:
+    return channel(request, "code")["DataSource"]["S3DataSource"]["S3Uri"]
+
+
+def with_cluster(spec: JobSpec, cluster: dict) -> JobSpec:
+    """``spec`` with the job file's ``cluster:`` section ``cluster``."""
+    return JobSpec.from_dict({**spec.model_dump(exclude_unset=True), "cluster": cluster})
 
 
 def without_drivers_uri(request: dict) -> dict:
@@ -230,8 +268,6 @@ def test_every_job_has_the_profiler_off_and_metric_time_series_on_unlike_a_plain
     EnableSageMakerMetricsTimeSeries"]: what the README says smdist sets on every job is in the
     request moto receives from ``smdist submit`` and from smdist's ModelTrainer's ``train()``;
     v3's own ModelTrainer, given the same settings, sends neither."""
-    from sagemaker.train import ModelTrainer
-
     strategy, code, _ = STRATEGIES["ddp-static"]
     spec = conformance_spec("every-job", strategy, code, ("ml.g5.xlarge", 2))
     theirs, ours = compare(spec, boto_session, captured_requests)
@@ -246,30 +282,49 @@ def test_every_job_has_the_profiler_off_and_metric_time_series_on_unlike_a_plain
     )
     assert described["AlgorithmSpecification"]["EnableSageMakerMetricsTimeSeries"] is True
     # The boto3-shaped request v3 hands to pipelines and AWS Batch queues carries them too.
-    job_plan = plan(spec)
-    code_uri = [c for c in ours["InputDataConfig"] if c["ChannelName"] == "code"][0]
-    code_uri = code_uri["DataSource"]["S3DataSource"]["S3Uri"]
-    smdists = plain_trainer(job_plan, code_uri, boto_session)
+    smdists = plain_trainer(plan(spec), code_of(ours), boto_session)
     queued = smdists._create_training_job_args(boto3=True)
     assert queued["ProfilerConfig"] == {"DisableProfiler": True}
     assert queued["AlgorithmSpecification"]["EnableSageMakerMetricsTimeSeries"] is True
 
-    # A ModelTrainer a user writes with the same settings (and metric definitions).
-    assert isinstance(smdists, ModelTrainer)
-    settings = {name: getattr(smdists, name) for name in smdists.model_fields_set}
-    plain = ModelTrainer(**settings).with_metric_definitions(smdists._metric_definitions)
-    plain.train(wait=False, logs=False)
+    v3s_own_trainer(smdists).train(wait=False, logs=False)
     sdk = captured_requests[-1]
     assert "ProfilerConfig" not in sdk
     assert "EnableSageMakerMetricsTimeSeries" not in sdk["AlgorithmSpecification"]
-    mine, plain_request = without_drivers_uri(theirs), without_drivers_uri(sdk)
+    assert_differs_only_in_every_job_settings(sdk, theirs)
+
+
+def v3s_own_trainer(smdists) -> Any:
+    """v3's own ModelTrainer with every setting of smdist's ``smdists``: its fields, metric
+    definitions and ``with_*`` configs, as a user would write it by hand."""
+    from sagemaker.train import ModelTrainer
+
+    assert isinstance(smdists, ModelTrainer)
+    settings = {name: getattr(smdists, name) for name in smdists.model_fields_set}
+    plain = ModelTrainer(**settings).with_metric_definitions(smdists._metric_definitions)
+    for config, method in (
+        (smdists._retry_strategy, plain.with_retry_strategy),
+        (smdists._infra_check_config, plain.with_infra_check_config),
+        (smdists._remote_debug_config, plain.with_remote_debug_config),
+        (smdists._tensorboard_output_config, plain.with_tensorboard_output_config),
+    ):
+        if config is not None:
+            method(config)
+    return plain
+
+
+def assert_differs_only_in_every_job_settings(sdk: dict, smdists: dict, *more: str) -> None:
+    """v3's own request ``sdk`` equals smdist's ModelTrainer's ``smdists`` but for what smdist
+    sets on every job (the profiler, metric time series) and the fields ``more``."""
+    mine, plain = without_drivers_uri(smdists), without_drivers_uri(sdk)
     for key in COMPARED:
-        if key != "ProfilerConfig":
-            expected = mine.get(key)
-            if key == "AlgorithmSpecification":
-                expected = {k: v for k, v in expected.items()
-                            if k != "EnableSageMakerMetricsTimeSeries"}  # fmt: skip
-            assert plain_request.get(key) == expected, key
+        if key in ("ProfilerConfig", *more):
+            continue
+        expected = mine.get(key)
+        if key == "AlgorithmSpecification":
+            expected = {k: v for k, v in expected.items()
+                        if k != "EnableSageMakerMetricsTimeSeries"}  # fmt: skip
+        assert plain.get(key) == expected, key
 
 
 def test_requirements_txt_is_installed_as_model_trainer_installs_a_named_requirements_file(
@@ -294,8 +349,7 @@ def test_requirements_txt_is_installed_as_model_trainer_installs_a_named_require
     assert b"install_requirements.py requirements.txt" in channel["sm_train.sh"]
     assert json.loads(channel["sourcecode.json"])["requirements"] == "requirements.txt"
     # A ModelTrainer given the same code without naming the file installs nothing.
-    code_uri = [c for c in ours["InputDataConfig"] if c["ChannelName"] == "code"][0]
-    code_uri = code_uri["DataSource"]["S3DataSource"]["S3Uri"]
+    code_uri = code_of(ours)
     job_plan = plan(conformance_spec("requirements", strategy, code, ("ml.g5.xlarge", 2)))
     unnamed = SourceCode(source_dir=code_uri, entry_script="train.py", ignore_patterns=[])
     plain_trainer(job_plan, code_uri, boto_session, source_code=unnamed).train(
@@ -326,3 +380,165 @@ def test_a_requirements_txt_left_out_of_the_code_is_not_installed(
     channel = s3_tree(boto_session.client("s3"), drivers(ours))
     assert b"install_requirements" not in channel["sm_train.sh"]
     assert json.loads(channel["sourcecode.json"])["requirements"] is None
+
+
+# ---- the settings large jobs reach for --------------------------------------------------------
+def test_tracking_file_systems_and_volume_size_reach_both_requests(
+    boto_session, bucket, captured_requests
+):
+    strategy, code, _ = STRATEGIES["ddp-static"]
+    settings = {**tracking_settings(BUCKET), **file_system_settings(BUCKET)}
+    spec = conformance_spec("tracking", strategy, code, ("ml.p3.2xlarge", 2), **settings)
+    spec = with_cluster(spec, {"instance_type": "ml.p3.2xlarge", "instance_count": 2,
+                               "volume_size": 300})  # fmt: skip
+    _, ours = compare(spec, boto_session, captured_requests)
+    assert ours["RetryStrategy"] == {"MaximumRetryAttempts": 3}
+    assert ours["InfraCheckConfig"] == {"EnableInfraCheck": True}
+    assert ours["RemoteDebugConfig"] == {"EnableRemoteDebug": True}
+    assert ours["TensorBoardOutputConfig"] == {
+        "S3OutputPath": f"s3://{BUCKET}/tensorboard",
+        "LocalPath": "/opt/ml/output/tensorboard",
+    }
+    assert ours["MlflowConfig"]["MlflowResourceArn"] == MLFLOW_SERVER
+    assert ours["ResourceConfig"] == {"InstanceType": "ml.p3.2xlarge", "InstanceCount": 2,
+                                      "VolumeSizeInGB": 300}  # fmt: skip
+    assert channel(ours, "lustre")["DataSource"] == {
+        "FileSystemDataSource": {
+            "FileSystemId": "fs-0123456789abcdef0",
+            "FileSystemAccessMode": "ro",
+            "FileSystemType": "FSxLustre",
+            "DirectoryPath": "/abcdefgh/imagenet",
+        }
+    }
+    shared = channel(ours, "shared")["DataSource"]["FileSystemDataSource"]
+    assert (shared["FileSystemType"], shared["FileSystemAccessMode"]) == ("EFS", "rw")
+    assert shared["DirectoryPath"] == "/datasets"
+    assert [c["ChannelName"] for c in ours["InputDataConfig"]] == [
+        "train", "lustre", "shared", "code", "sm_drivers"
+    ]  # fmt: skip
+
+
+def test_mlflow_reaches_the_request_unlike_a_plain_model_trainer(
+    boto_session, bucket, captured_requests
+):
+    """DELIBERATE_DIFFERENCES["MlflowConfig"]: the job's MLflow settings are in the request
+    from ``smdist submit`` and from smdist's ModelTrainer, in either form; v3's own
+    ModelTrainer with every other setting the same sends none."""
+    strategy, code, _ = STRATEGIES["ddp-static"]
+    spec = conformance_spec(
+        "mlflow", strategy, code, ("ml.g5.xlarge", 2), **tracking_settings(BUCKET)
+    )
+    theirs, ours = compare(spec, boto_session, captured_requests)
+    expected = {"MlflowResourceArn": MLFLOW_SERVER, "MlflowExperimentName": "resnet",
+                "MlflowRunName": "r1"}  # fmt: skip
+    assert ours["MlflowConfig"] == theirs["MlflowConfig"] == expected
+    smdists = plain_trainer(plan(spec), code_of(ours), boto_session)
+    assert smdists._create_training_job_args(boto3=True)["MlflowConfig"] == expected
+
+    v3s_own_trainer(smdists).train(wait=False, logs=False)
+    sdk = captured_requests[-1]
+    assert "MlflowConfig" not in sdk
+    assert sdk["RetryStrategy"] == ours["RetryStrategy"]  # the settings v3 takes, it sends
+    assert_differs_only_in_every_job_settings(sdk, theirs, "MlflowConfig")
+
+
+def test_heterogeneous_job_reaches_both_requests_and_runs_smdists_driver(
+    boto_session, bucket, captured_requests
+):
+    _, ours = compare(heterogeneous_job("v3c", BUCKET), boto_session, captured_requests)
+    assert ours["ResourceConfig"] == {
+        "InstanceGroups": [
+            {"InstanceType": "ml.c5.2xlarge", "InstanceCount": 1, "InstanceGroupName": "data"},
+            {"InstanceType": "ml.g5.xlarge", "InstanceCount": 2, "InstanceGroupName": "gpu"},
+        ],
+        "VolumeSizeInGB": 200,
+    }
+    # SageMaker takes channels on groups for all or none: code and drivers go to every group.
+    groups = {c["ChannelName"]: c["DataSource"]["S3DataSource"]["InstanceGroupNames"]
+              for c in ours["InputDataConfig"]}  # fmt: skip
+    assert groups == {"raw": ["data"], "train": ["gpu"], "code": ["data", "gpu"],
+                      "sm_drivers": ["data", "gpu"]}  # fmt: skip
+    # v3's Torchrun driver would start torchrun on all three hosts: smdist's driver runs, and
+    # tells the contract which groups run the distributed program.
+    files = s3_tree(boto_session.client("s3"), drivers(ours))
+    assert b"smdist_driver.py" in files["sm_train.sh"]
+    settings = json.loads(files["distributed.json"])
+    toolkit = settings["toolkit_hyperparameters"]
+    assert json.loads(toolkit["sagemaker_distribution_instance_groups"]) == ["gpu"]
+    assert settings["launcher"] == "program"  # smdist's torchrun launcher, on the gpu hosts
+    assert (settings["launch"]["instance_type"], len(settings["launch"]["hosts"])) == (
+        "ml.g5.xlarge", 2
+    )  # fmt: skip
+
+
+SHARED_ULTRASERVERS = {
+    "instance_type": "ml.p6e-gb200.36xlarge",
+    "instance_count": 4,
+    "placement": {
+        "ultraservers": [
+            {"instance_count": 2, "ultra_server_id": "us-0123"},
+            {"instance_count": 2},
+        ],
+        "multiple_jobs": True,
+    },
+}
+CAPACITY = {
+    "plan": (capacity_cluster("plan"), {
+        "InstanceType": "ml.p5.48xlarge", "InstanceCount": 2, "VolumeSizeInGB": 500,
+        "TrainingPlanArn": TRAINING_PLAN,
+    }),
+    "preferences": (capacity_cluster("preferences"), {
+        "InstancePreferences": [
+            {"InstanceType": "ml.p5.48xlarge", "InstanceCount": 2,
+             "TrainingPlanArns": [TRAINING_PLAN]},
+            {"InstanceType": "ml.p4d.24xlarge", "InstanceCount": 2},
+        ],
+        "VolumeSizeInGB": 30,
+    }),
+    # EnableMultipleJobs false is the API's default: v3's serializer leaves it out.
+    "ultraserver": (capacity_cluster("ultraserver"), {
+        "InstanceType": "ml.p6e-gb200.36xlarge", "InstanceCount": 4, "VolumeSizeInGB": 30,
+        "TrainingPlanArn": TRAINING_PLAN,
+        "InstancePlacementConfig": {"PlacementSpecifications": [{"InstanceCount": 4}]},
+    }),
+    "shared-ultraservers": (SHARED_ULTRASERVERS, {
+        "InstanceType": "ml.p6e-gb200.36xlarge", "InstanceCount": 4, "VolumeSizeInGB": 30,
+        "InstancePlacementConfig": {
+            "EnableMultipleJobs": True,
+            "PlacementSpecifications": [
+                {"UltraServerId": "us-0123", "InstanceCount": 2}, {"InstanceCount": 2},
+            ],
+        },
+    }),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", list(CAPACITY))
+def test_capacity_clusters_reach_both_requests(kind, boto_session, bucket, captured_requests):
+    cluster, resources = CAPACITY[kind]
+    strategy, code, _ = STRATEGIES["ddp-static"]
+    spec = conformance_spec(f"capacity-{kind}", strategy, code, ("ml.p5.48xlarge", 2))
+    _, ours = compare(with_cluster(spec, cluster), boto_session, captured_requests)
+    assert ours["ResourceConfig"] == resources
+
+
+def test_cli_dry_run_refuses_what_v3_cannot_carry_with_exit_2(tmp_path, aws):
+    job = tmp_path / "job.yaml"
+    job.write_text(
+        "name: cli-v3-refused\nstrategy: {kind: pytorch_ddp}\n"
+        "cluster:\n  instance_preferences:\n"
+        "    - {instance_type: ml.p5.48xlarge, instance_count: 2}\n"
+        "    - {instance_type: ml.p4d.24xlarge, instance_count: 2}\n"
+        "spot: {enabled: true}\n"
+        "code: {framework_version: '2.3.0', py_version: py311}\n"
+        f"role: {ROLE}\nregion: {REGION}\n"
+    )
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "SMDIST_BUCKET": BUCKET,
+           "AWS_EC2_METADATA_DISABLED": "true"}  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "smdist.cli.app", "submit", str(job), "--dry-run"],
+        capture_output=True, text=True, env=env, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "spot.enabled" in done.stderr and "instance_preferences" in done.stderr
+    assert done.stdout == ""

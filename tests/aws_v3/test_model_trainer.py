@@ -418,3 +418,140 @@ def test_values_v3_accepts_are_refused_before_any_call(
     assert field in {problem.path for problem in raised.value.problems}
     assert captured_requests == []
     assert boto_session.client("s3").list_buckets()["Buckets"] == []
+
+
+# ---- the settings large jobs reach for --------------------------------------------------------
+def test_the_settings_large_jobs_reach_for_are_carried(boto_session, bucket, captured_requests):
+    from conformance_cases import MLFLOW_SERVER, file_system_settings, tracking_settings
+
+    spec = job_spec(
+        "settings", {"kind": "pytorch_ddp"}, PT, "ml.p3.2xlarge", 2,
+        cluster={"instance_type": "ml.p3.2xlarge", "instance_count": 2, "volume_size": 300},
+        **tracking_settings(BUCKET), **file_system_settings(BUCKET),
+    )  # fmt: skip
+    trainer = v3.model_trainer(
+        plan(spec), role=ROLE, bucket=BUCKET, region=REGION, session=boto_session
+    )
+    # What a user inspects before train(): ModelTrainer's own settings.
+    assert trainer.compute.volume_size_in_gb == 300
+    assert trainer._retry_strategy.maximum_retry_attempts == 3
+    assert trainer._infra_check_config.enable_infra_check is True
+    assert trainer._remote_debug_config.enable_remote_debug is True
+    assert trainer._tensorboard_output_config.s3_output_path == f"s3://{BUCKET}/tensorboard"
+    assert trainer._mlflow_config.mlflow_experiment_name == "resnet"
+    trainer.train(wait=False, logs=False)
+    (sent,) = captured_requests
+    assert sent["ResourceConfig"]["VolumeSizeInGB"] == 300
+    assert sent["RetryStrategy"] == {"MaximumRetryAttempts": 3}
+    assert sent["InfraCheckConfig"] == {"EnableInfraCheck": True}
+    assert sent["RemoteDebugConfig"] == {"EnableRemoteDebug": True}
+    assert sent["TensorBoardOutputConfig"] == {
+        "S3OutputPath": f"s3://{BUCKET}/tensorboard",
+        "LocalPath": "/opt/ml/output/tensorboard",
+    }
+    expected = {"MlflowResourceArn": MLFLOW_SERVER, "MlflowExperimentName": "resnet",
+                "MlflowRunName": "r1"}  # fmt: skip
+    assert sent["MlflowConfig"] == expected
+    lustre = channel(sent, "lustre")["DataSource"]["FileSystemDataSource"]
+    assert (lustre["FileSystemType"], lustre["DirectoryPath"]) == (
+        "FSxLustre",
+        "/abcdefgh/imagenet",
+    )
+    shared = channel(sent, "shared")["DataSource"]["FileSystemDataSource"]
+    assert (shared["FileSystemType"], shared["FileSystemAccessMode"]) == ("EFS", "rw")
+
+
+def test_tensorboard_logs_go_under_each_jobs_own_name(boto_session, bucket, captured_requests):
+    from smdist.backends import sagemaker as backend
+
+    spec = job_spec("tensorboard", {"kind": "pytorch_ddp"}, PT, "ml.g5.12xlarge", 2,
+                    tensorboard={})  # fmt: skip
+    job_plan = plan(spec)
+    sent = submit(job_plan, boto_session, captured_requests)
+    name = sent["TrainingJobName"]
+    assert name != spec.name  # v3 names the job when train() runs
+    assert sent["TensorBoardOutputConfig"]["S3OutputPath"] == f"s3://{BUCKET}/{name}/tensorboard"
+    shown = backend.dry_run(job_plan, bucket=BUCKET, role=ROLE, region=REGION, job_name="shown")
+    assert shown.request["TensorBoardOutputConfig"]["S3OutputPath"] == (
+        f"s3://{BUCKET}/shown/tensorboard"
+    )
+
+
+def test_a_heterogeneous_cluster_runs_smdists_driver_on_its_groups(
+    boto_session, bucket, captured_requests
+):
+    from conformance_cases import heterogeneous_job
+
+    job_plan = plan(heterogeneous_job("v3", BUCKET))
+    distributed = v3.model_trainer_distributed(job_plan)
+    # v3's Torchrun driver would start torchrun on the data group's host too.
+    assert type(distributed).__name__ == "SmdistDriver"
+    groups = distributed.toolkit_hyperparameters["sagemaker_distribution_instance_groups"]
+    assert json.loads(groups) == ["gpu"]
+    trainer = v3.model_trainer(job_plan, role=ROLE, bucket=BUCKET, region=REGION,
+                               session=boto_session)  # fmt: skip
+    # As v3's get_compute leaves them with groups: the type and count are the groups'.
+    assert (trainer.compute.instance_type, trainer.compute.instance_count) == (None, None)
+    assert [g.instance_group_name for g in trainer.compute.instance_groups] == ["data", "gpu"]
+    trainer.train(wait=False, logs=False)
+    (sent,) = captured_requests
+    assert [g["InstanceGroupName"] for g in sent["ResourceConfig"]["InstanceGroups"]] == [
+        "data", "gpu"
+    ]  # fmt: skip
+    assert "InstanceType" not in sent["ResourceConfig"]
+    drivers = channel(sent, "sm_drivers")["DataSource"]["S3DataSource"]
+    assert drivers["InstanceGroupNames"] == ["data", "gpu"]
+    assert b"smdist_driver.py" in read_s3(boto_session, f"{drivers['S3Uri']}/sm_train.sh")
+
+
+PREFERENCES = [
+    {"instance_type": "ml.p5.48xlarge", "instance_count": 2},
+    {"instance_type": "ml.p4d.24xlarge", "instance_count": 2},
+]
+ULTRASERVER = [{"instance_type": "ml.p6e-gb200.36xlarge", "instance_count": 4}]
+PLACEMENT = {"ultraservers": [{"instance_count": 4}]}
+
+
+def v3_compute(preferences: list[dict], **settings) -> Any:
+    """v3's Compute for ``preferences`` and ``settings``, as a user would build it."""
+    from sagemaker.core import shapes
+    from sagemaker.core.training.configs import Compute
+
+    return Compute(
+        instance_preferences=[shapes.InstancePreference(**p) for p in preferences], **settings
+    )
+
+
+def placed(count: int) -> Any:
+    from sagemaker.core import shapes
+
+    return shapes.InstancePlacementConfig(
+        placement_specifications=[shapes.PlacementSpecification(instance_count=count)]
+    )
+
+
+@pytest.mark.parametrize(
+    ("field", "cluster", "more", "compute"),
+    [
+        ("spot.enabled", {"instance_preferences": PREFERENCES}, {"spot": {"enabled": True}},
+         lambda: v3_compute(PREFERENCES, enable_managed_spot_training=True)),
+        ("cluster.instance_preferences", {"instance_preferences": PREFERENCES * 2}, {},
+         lambda: v3_compute(PREFERENCES * 2)),
+        ("cluster.placement",
+         {"instance_preferences": ULTRASERVER, "placement": PLACEMENT},
+         {}, lambda: v3_compute(ULTRASERVER, instance_placement_config=placed(4))),
+    ],
+    ids=["spot", "repeated-type", "placement"],
+)  # fmt: skip
+def test_what_v3s_compute_refuses_is_a_problem_before_any_call(
+    field, cluster, more, compute, boto_session, captured_requests
+):
+    with pytest.raises(ValueError, match="instance_preferences"):
+        compute()  # v3 raises while the ModelTrainer is built: no field named
+    spec = job_spec("refused", {"kind": "pytorch_ddp"}, PT, "ml.p5.48xlarge", 2,
+                    cluster=cluster, **more)  # fmt: skip
+    with pytest.raises(SpecError) as raised:
+        v3.model_trainer(plan(spec), role=ROLE, bucket=BUCKET, region=REGION, session=boto_session)
+    assert field in {problem.path for problem in raised.value.problems}
+    assert captured_requests == []
+    assert boto_session.client("s3").list_buckets()["Buckets"] == []

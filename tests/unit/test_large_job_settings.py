@@ -307,3 +307,17 @@ def test_preferences_that_would_start_different_process_counts_are_refused():
     ), found
     pinned = job(cluster=cluster, strategy={"kind": "pytorch_ddp", "processes_per_host": 4})
     assert not any("different processes" in line for line in errors(pinned))
+
+
+def test_what_the_local_backend_cannot_reproduce_is_named_in_its_notes():
+    from smdist.backends.local.preparation.not_emulated import not_emulated_notes
+
+    spec = JobSpec.from_dict(
+        job(cluster={**capacity_cluster("plan"), "instance_type": "ml.c5.xlarge"},
+            **tracking_settings("bkt"))
+    )  # fmt: skip
+    notes = "\n".join(not_emulated_notes(spec))
+    for field in ("cluster.volume_size: 500 GB", "training plan", "retry.max_attempts: 3",
+                  "infra_check", "remote_debug", "mlflow"):  # fmt: skip
+        assert field in notes, field
+    assert not_emulated_notes(JobSpec.from_dict(job())) == []

@@ -185,13 +185,14 @@ class LocalJob:
             self.thread.start_early(host_set.open_network)  # meanwhile the code is copied
         # The layout's plan is what runs here.
         channels, views = stage_files(
-            layout.plan, self.hosts, self.job_dir, host_set.reads_channels_in_place
-        )
+            layout.plan, self.hosts, self.job_dir, host_set.reads_channels_in_place,
+            self.options.file_systems,
+        )  # fmt: skip
         self.checkpoint_store, self.checkpoint_sync, self.output_dir = place_job_data(
             self.plan, self.root, self.name, self.options.fresh, self.hosts, log
         )
         prepared = prepare_commands(
-            plan, layout, self.hosts, names, channels,
+            layout.plan, layout, self.hosts, names, channels,
             job_dir=self.job_dir, token=self.token, python=self.python, host_set=host_set,
         )  # fmt: skip
         self.commands = prepared.commands

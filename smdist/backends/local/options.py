@@ -3,6 +3,7 @@ one model, from which the flags, their ``--help`` and the checks all come."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
@@ -22,6 +23,19 @@ ProcessesPerHost = Annotated[
     int | None,
     Field(ge=1, description="training processes per host (default: the strategy's, capped by "
           "what this machine holds)"),
+]  # fmt: skip
+# CreateTrainingJob's FileSystemId: fs- and 8 to 17 hexadecimal digits (11 to 21 characters).
+FILE_SYSTEM_ID = re.compile(r"\Afs-[0-9a-f]{8,17}\Z")
+FileSystems = Annotated[
+    # A list of ID=DIR on the command line (each --file-system), a dict in Python; always a
+    # dict once read.
+    list[str] | dict[str, Path],
+    Field(description="a directory of this machine standing for a file system, ID=DIR "
+          "(repeatable): DIR is what a client mounting the file system sees, an FSx for Lustre "
+          "file system's mount name (mount -t lustre ...@tcp:/<mount name> DIR) or an EFS file "
+          "system's root, so channel fsx://ID/<mount name>/<path> or efs://ID/<path> reads "
+          "DIR/<path>, read-only unless its access_mode is rw; default: none"),
+    Flag(names="--file-system"),
 ]  # fmt: skip
 
 
@@ -66,6 +80,14 @@ class LocalOptions(BackendOptions):
         Field(description="start without the checkpoints earlier runs kept (they are moved "
               "aside, not deleted, once this job has written its own)"),
     ] = False  # fmt: skip
+    file_systems: FileSystems = {}
+    instance_type: Annotated[
+        str | None,
+        Field(description="the instance type the hosts emulate: one of the job's "
+              "cluster.instance_preferences (default: the first; SageMaker starts the job on "
+              "the first with capacity), or, without preferences, a type emulated instead of "
+              "cluster.instance_type (its instance_count kept)"),
+    ] = None  # fmt: skip
     namespaces: Annotated[
         StrictBool | None,
         Field(description="each host in Linux namespaces of its own: /opt/ml at its real path, "
@@ -77,6 +99,31 @@ class LocalOptions(BackendOptions):
     @classmethod
     def _zero_is_never(cls, value: Any) -> Any:
         return None if value == 0 and not isinstance(value, bool) else value
+
+    @field_validator("file_systems", mode="before")
+    @classmethod
+    def _file_systems(cls, value: Any) -> Any:
+        """ID=DIR texts (the command line's) as a dict; every ID and DIR checked."""
+        if isinstance(value, (list, tuple)):
+            pairs = []
+            for text in value:
+                identifier, equals, directory = str(text).partition("=")
+                if not equals:
+                    raise ValueError(f"{text!r} is not FILE_SYSTEM_ID=DIRECTORY")
+                pairs.append((identifier.strip(), directory.strip()))
+            value = dict(pairs)
+        if not isinstance(value, dict):
+            raise ValueError(
+                f"{value!r} is neither ID=DIR texts nor a dict {{file system id: directory}}"
+            )
+        for identifier, directory in value.items():
+            if not isinstance(identifier, str) or not FILE_SYSTEM_ID.match(identifier):
+                raise ValueError(
+                    f"{identifier!r} is not a file system id such as fs-0123456789abcdef0"
+                )
+            if not isinstance(directory, (str, Path)) or not str(directory):
+                raise ValueError(f"{identifier} names no directory; expected {identifier}=DIR")
+        return {identifier: Path(directory) for identifier, directory in value.items()}
 
     @field_validator("root", mode="after")
     @classmethod

@@ -1,24 +1,28 @@
-"""The CreateTrainingJob request a Submission becomes, derived without calling AWS.
+"""The CreateTrainingJob request a Submission becomes through the training toolkit's route (SDK
+v2's estimators, and every trial of a tuning job), derived without calling AWS.
 
 ``smdist submit --dry-run`` prints this request; the tests check it against the request the
 SageMaker SDK actually sends for the same Submission. Both read the Submission's
-``estimator_kwargs`` and ``wire_hyperparameters``, so what a user is shown is what runs.
+``estimator_kwargs`` and ``wire_hyperparameters``, and the spec's settings as ``job_settings``
+renders them for every line, so what a user is shown is what runs.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from smdist import catalog
+from smdist.backends.sagemaker import job_settings
+from smdist.catalog import wire
 from smdist.checks.catalog import unpinned_image
 from smdist.checks.images import training_image_uri
+from smdist.contract.groups import DISTRIBUTION_GROUPS
 from smdist.errors import Problem, SpecError
 from smdist.planning.plan import Plan
 from smdist.planning.submission import CODE_CHANNEL, TARBALL, Submission
 from smdist.spec.job import JobSpec
 
 SOURCE_PREFIX = "smdist/source"
-DEFAULT_VOLUME_GB = 30  # the SDK's volume_size default
+DEFAULT_VOLUME_GB = job_settings.DEFAULT_VOLUME_GB  # the SDK's volume_size default
 # Estimator arguments the backend adds to every job. The SDK's profiler and debugger hooks
 # would add S3 output and an smdebug hook to the training process that the plan never showed;
 # metric time series are turned on explicitly because the SDK leaves them off with image_uri.
@@ -27,20 +31,6 @@ BACKEND_ESTIMATOR_KWARGS: dict[str, Any] = {
     "debugger_hook_config": False,
     "enable_sagemaker_metrics": True,
 }
-
-
-def volume_fields(instance_type: str) -> dict[str, Any]:
-    """ResourceConfig's ``VolumeSizeInGB`` for ``instance_type``: the SDKs' default, or nothing
-    where the catalogue says SageMaker refuses the field (instance types with only instance
-    storage: ``refused_request_fields``). SDK v2, v3 and tuning requests all take it from here.
-
-    smdist states no volume size of its own: every request carried the SDKs' default, so leaving
-    it out drops nothing a user set. A volume-size setting, if one is added, must be refused for
-    these instance types, naming the field, never dropped: a user who asked for a size expects
-    to get it or to be told why not."""
-    if "VolumeSizeInGB" in catalog.refused_request_fields(instance_type):
-        return {}
-    return {"VolumeSizeInGB": DEFAULT_VOLUME_GB}
 
 
 def source_uri(bucket: str, digest: str) -> str:
@@ -68,13 +58,14 @@ def local_only_problems(spec: JobSpec) -> list[Problem]:
             )
         )
     for name, channel in spec.inputs.items():
-        if not channel.uri.startswith("s3://"):
+        if channel.file_system is None and not channel.uri.startswith("s3://"):
             problems.append(
                 Problem(
                     f"inputs.{name}.uri",
-                    "SageMaker jobs read inputs from S3; file:// works with the local backends",
+                    "SageMaker jobs read inputs from S3 or a file system; file:// works with "
+                    "the local backends",
                     channel.uri,
-                    "s3://bucket/prefix",
+                    "s3://bucket/prefix, fsx://<id>/<mount name>/<path> or efs://<id>/<path>",
                 )
             )
     if spec.output_path and not spec.output_path.startswith("s3://"):
@@ -94,35 +85,66 @@ def training_image(plan: Plan, region: str) -> str:
 
 
 def input_data_config(spec: JobSpec, code_uri: str) -> list[dict[str, Any]]:
+    """The user's channels (S3 prefixes on their instance groups, or file systems), then the
+    code channel of a network-isolated job.
+
+    A file system channel states no ``InputMode``: SDK v2's ``FileSystemInput`` takes none, and
+    the one mode a file system is mounted in (``File``, ``checks.file_systems``) is the job's
+    ``TrainingInputMode``, which the channel then takes."""
     channels = []
     for name, channel in spec.inputs.items():
         entry: dict[str, Any] = {
-            "DataSource": {
-                "S3DataSource": {
-                    "S3DataType": "S3Prefix",
-                    "S3Uri": channel.uri,
-                    "S3DataDistributionType": channel.distribution,
-                }
-            },
+            "DataSource": job_settings.data_source(channel),
             "ChannelName": name,
         }
-        if channel.input_mode:
+        if channel.input_mode and channel.file_system is None:
             entry["InputMode"] = channel.input_mode
         channels.append(entry)
     if spec.network.isolation:
-        channels.append(
-            {
-                "DataSource": {
-                    "S3DataSource": {
-                        "S3DataType": "S3Prefix",
-                        "S3Uri": code_uri,
-                        "S3DataDistributionType": "FullyReplicated",
-                    }
-                },
-                "ChannelName": CODE_CHANNEL,
-            }
-        )
+        code: dict[str, Any] = {
+            "S3DataType": "S3Prefix",
+            "S3Uri": code_uri,
+            "S3DataDistributionType": "FullyReplicated",
+        }
+        groups = job_settings.channels_on_groups(spec)
+        if groups:  # SageMaker takes every channel on groups or none
+            code["InstanceGroupNames"] = groups
+        channels.append({"DataSource": {"S3DataSource": code}, "ChannelName": CODE_CHANNEL})
     return channels
+
+
+def distribution_groups(spec: JobSpec) -> list[str]:
+    """The instance groups that run the distributed program, in the cluster's order: the
+    strategy's, or the first group (as ``Cluster`` derives its type and count); none without
+    instance groups."""
+    groups = [group.name for group in spec.cluster.instance_groups]
+    named = getattr(spec.strategy, "instance_groups", [])  # only some strategies take groups
+    return [name for name in groups if name in named] or groups[:1]
+
+
+def group_hyperparameters(plan: Plan) -> dict[str, Any]:
+    """What a job on instance groups adds to the toolkit's hyperparameters (before encoding).
+
+    The training toolkit starts the strategy's runner on the hosts of
+    ``sagemaker_distribution_instance_groups`` only, and the script once per host elsewhere;
+    without it every group runs a distributed program of its own. SDK v2 writes it only for MPI
+    and smdistributed data parallelism (``Framework._distribution_configuration``), not on
+    PyTorch's torch_distributed path, so smdist sends it for every strategy. Where the SDK
+    writes ``sagemaker_instance_type`` from its ``instance_type`` (the smdistributed path), that
+    is None beside instance groups: the toolkit then reads each host's own type."""
+    groups = distribution_groups(plan.spec)
+    if not groups:
+        return {}
+    values: dict[str, Any] = {DISTRIBUTION_GROUPS: groups}
+    if "smdistributed" in plan.distribution:
+        values["sagemaker_instance_type"] = None
+    return values
+
+
+def hyperparameters(submission: Submission) -> dict[str, str]:
+    """The request's HyperParameters: the Submission's wire values and the groups' own."""
+    groups = wire.encode_hyperparameters(group_hyperparameters(submission.plan))
+    return {**submission.wire_hyperparameters, **groups}
 
 
 def _algorithm_specification(kwargs: dict[str, Any], image: str) -> dict[str, Any]:
@@ -140,16 +162,17 @@ def _output_data_config(kwargs: dict[str, Any], bucket: str) -> dict[str, Any]:
     return output
 
 
-def _resource_config(kwargs: dict[str, Any]) -> dict[str, Any]:
+def _resource_config(spec: JobSpec, kwargs: dict[str, Any]) -> dict[str, Any]:
+    cluster = spec.cluster
     resources: dict[str, Any] = {
-        **volume_fields(kwargs["instance_type"]),
-        "InstanceCount": kwargs["instance_count"],
-        "InstanceType": kwargs["instance_type"],
+        **job_settings.volume_fields(cluster),
+        **job_settings.instance_fields(cluster),
     }
     if kwargs.get("volume_kms_key"):
         resources["VolumeKmsKeyId"] = kwargs["volume_kms_key"]
     if kwargs.get("keep_alive_period_in_seconds"):
         resources["KeepAlivePeriodInSeconds"] = kwargs["keep_alive_period_in_seconds"]
+    resources.update(job_settings.capacity_fields(cluster))
     return resources
 
 
@@ -195,13 +218,14 @@ def create_training_job_request(submission: Submission, *, image: str) -> dict[s
         "AlgorithmSpecification": _algorithm_specification(kwargs, image),
         "RoleArn": kwargs.get("role") or "<role>",
         "OutputDataConfig": _output_data_config(kwargs, submission.bucket),
-        "ResourceConfig": _resource_config(kwargs),
+        "ResourceConfig": _resource_config(spec, kwargs),
         "StoppingCondition": _stopping_condition(kwargs),
-        "HyperParameters": dict(submission.wire_hyperparameters),
+        "HyperParameters": hyperparameters(submission),
     }
     channels = input_data_config(spec, submission.code_uri)
     if channels:
         request["InputDataConfig"] = channels
     request.update(_optional_fields(kwargs))
     request["ProfilerConfig"] = {"DisableProfiler": True}
+    request.update(job_settings.tracking_fields(spec, submission.bucket, submission.job_name))
     return request

@@ -180,7 +180,7 @@ def leave_out_unset_volume_size(session: Any) -> None:
     """Make ``session``'s CreateTrainingJob leave out a ``VolumeSizeInGB`` of None.
 
     SDK v2's estimator always writes ``ResourceConfig.VolumeSizeInGB`` (its ``volume_size``),
-    which SageMaker refuses on some instance types (``request.volume_fields``). The estimator
+    which SageMaker refuses on some instance types (``job_settings.volume_fields``). The estimator
     is given ``volume_size=None`` there, and this drops that None before the request is built,
     so that what is sent is the dry run's request. A size that is set is never touched.
     """

@@ -39,6 +39,16 @@ def submission_problems(plan: Plan) -> list[Problem]:
         from smdist.backends.sagemaker.v3.request import carriage_problems
 
         problems += carriage_problems(plan)
+    else:
+        # lazy: SDK v2's carriage check (no SDK import), where v2 is the installed line
+        from smdist.backends.sagemaker.v2.carriage import carriage_problems as v2_problems
+
+        problems += v2_problems(plan)
+    if plan.spec.tuning is not None:
+        # lazy: the tuning request's module, for a job with a search
+        from smdist.backends.sagemaker.tuning.request import tuning_problems
+
+        problems += tuning_problems(plan)
     return problems
 
 

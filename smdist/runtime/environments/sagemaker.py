@@ -6,16 +6,22 @@ SM_RESOURCE_CONFIG, ...) set by the training toolkit for the user's process, and
 variables win; the file fills in what they leave out. The process on each host is rank
 ``hosts.index(current_host)``; it is usually a launcher (torchrun, mpirun) that starts the
 per-device workers, which then see their own launcher's environment instead.
+
+On a heterogeneous cluster only the distribution instance groups' hosts take part
+(``SM_DISTRIBUTION_INSTANCE_GROUPS``, as the toolkit sets it, or the groups the caller names):
+they are ``hosts``, the ranks count over them and the first is the main address; a host of any
+other group is not ``in_distribution`` and has no rank (``all_hosts`` lists every host).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from ...contract.groups import rank_hosts
 from ...contract.program import TORCHRUN_PORT
 from .base import (
     ClusterEnvironment,
@@ -40,6 +46,14 @@ def resource_config_path(environ: Mapping[str, str]) -> Path:
 class SageMakerEnvironment(ClusterEnvironment):
     name = "sagemaker"
     default_main_port = DEFAULT_MAIN_PORT
+
+    def __init__(
+        self, environ: Mapping[str, str] | None = None, distribution_groups: Sequence[str] = ()
+    ) -> None:
+        """``distribution_groups``: the groups that run the distributed program, where the
+        environment does not say (SM_DISTRIBUTION_INSTANCE_GROUPS)."""
+        super().__init__(environ)
+        self._distribution_groups = list(distribution_groups)
 
     @staticmethod
     def detect(environ: Mapping[str, str]) -> bool:
@@ -81,8 +95,37 @@ class SageMakerEnvironment(ClusterEnvironment):
         return parse_host_list("resourceconfig.json 'hosts'", json.dumps(hosts))
 
     @property
-    def hosts(self) -> list[str]:
+    def all_hosts(self) -> list[str]:
+        """Every host of the job, in every instance group."""
         return list(self._hosts)
+
+    @cached_property
+    def distribution_groups(self) -> list[str]:
+        """The instance groups that run the distributed program (empty: every host does)."""
+        raw = self.environ.get("SM_DISTRIBUTION_INSTANCE_GROUPS", "").strip()
+        try:
+            named = json.loads(raw) if raw else []
+        except json.JSONDecodeError:
+            raise invalid_variable(
+                "SM_DISTRIBUTION_INSTANCE_GROUPS", raw, 'a JSON list such as ["gpu"]'
+            ) from None
+        return list(named) or list(self._distribution_groups)
+
+    @cached_property
+    def _rank_hosts(self) -> list[str]:
+        if not self.distribution_groups or "instance_groups" not in self.resource_config:
+            return list(self._hosts)
+        return rank_hosts({**self.resource_config, "hosts": self._hosts}, self.distribution_groups)
+
+    @property
+    def hosts(self) -> list[str]:
+        """The hosts that take part in the distributed program (every host without groups)."""
+        return list(self._rank_hosts)
+
+    @property
+    def in_distribution(self) -> bool:
+        """Whether this host runs the distributed program (else: its script, once)."""
+        return self.current_host in self._rank_hosts
 
     @property
     def current_host(self) -> str:
@@ -98,7 +141,13 @@ class SageMakerEnvironment(ClusterEnvironment):
         return host
 
     def node_rank(self) -> int:
-        return self._hosts.index(self.current_host)
+        host = self.current_host
+        if host not in self._rank_hosts:
+            raise ClusterEnvironmentError(
+                f"{host} is a host of an instance group outside the distribution's "
+                f"{self.distribution_groups}: it has no rank"
+            )
+        return self._rank_hosts.index(host)
 
     def global_rank(self) -> int:
         return self.node_rank()
@@ -107,11 +156,11 @@ class SageMakerEnvironment(ClusterEnvironment):
         return 0
 
     def world_size(self) -> int:
-        return len(self._hosts)
+        return len(self._rank_hosts)
 
     @property
     def main_address(self) -> str:
-        return self._hosts[0]
+        return self._rank_hosts[0]
 
     @property
     def main_port(self) -> int:

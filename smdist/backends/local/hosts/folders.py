@@ -12,13 +12,14 @@ process environment is ``environment``'s.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from smdist.backends.local.preparation.layout import LocalLayout
 from smdist.contract.environment import HostConfig, input_data_config, resource_config
+from smdist.contract.groups import HostGroup
 
 if TYPE_CHECKING:
     from smdist.backends.local.hosts.shared.names import HostNames
@@ -120,12 +121,14 @@ def host_config(
     hosts: list[str],
     channels: Mapping[str, str],
     interface: str = NETWORK_INTERFACE,
+    groups: Sequence[HostGroup] = (),
 ) -> HostConfig:
-    """``host`` as its processes see it (``seen``); ``interface``: its network's."""
+    """``host`` as its processes see it (``seen``); ``interface``: its network's; ``groups``:
+    the cluster's instance groups on the emulated hosts' names; ``channels``: the host's."""
     return HostConfig(
         hyperparameters=host_hyperparameters(layout, host),
         resource_config=resource_config(
-            hosts, host.name, plan.spec.cluster.instance_type, interface
+            hosts, host.name, plan.spec.cluster.instance_type, interface, groups
         ),
         input_data_config=input_data_config(channels),
     )

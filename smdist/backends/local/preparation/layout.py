@@ -20,6 +20,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from smdist.backends.local.preparation.host_groups import group_host_count, host_gpus_of
 from smdist.contract.commands import Launch, Launcher
 from smdist.errors import Problem, SpecError
 from smdist.planning.submission import CONTAINER_MODEL_DIR
@@ -67,8 +68,8 @@ class LocalLayout:
         return self.launch.processes_per_host
 
     @property
-    def world_size(self) -> int:
-        return self.hosts * self.processes_per_host
+    def world_size(self) -> int:  # the ranks: the distribution hosts' processes
+        return self.launch.world_size
 
 
 def _problem(option: str, message: str, value: Any, valid: str) -> SpecError:
@@ -97,18 +98,20 @@ def plan_layout(
     if use_gpus is False:
         gpus = []
     host_count = _host_count(plan, hosts, notes)
-    gpus_per_host = len(gpus) // host_count
-    host_gpus = [gpus[i * gpus_per_host : (i + 1) * gpus_per_host] for i in range(host_count)]
-    per_host = _processes_per_host(plan, host_count, processes_per_host, cpus, gpus_per_host, notes)
-    per_host = _fit_model_parallel(plan, host_count, per_host, processes_per_host, notes)
+    gpus_per_host, host_gpus = host_gpus_of(plan.launch, host_count, gpus)
+    ranked = len(plan.launch.hosts) if plan.launch.instance_groups else host_count
+    per_host = _processes_per_host(plan, ranked, processes_per_host, cpus, gpus_per_host, notes)
+    per_host = _fit_model_parallel(plan, ranked, per_host, processes_per_host, notes)
     if plan.gpus_per_host and not gpus_per_host:
         notes.append(_cpu_fallback_note(plan))
-    world = host_count * per_host
+    world = ranked * per_host
     mp_parameters = plan.launch.mp_parameters
     if mp_parameters is not None:
         mp_parameters = _adapt_mp_parameters(mp_parameters, plan, world, gpus_per_host, notes)
+    names = [f"algo-{index + 1}" for index in range(host_count)]
+    # Instance groups keep their hosts: every group's count runs, as on SageMaker.
     here = plan.resized(
-        [f"algo-{index + 1}" for index in range(host_count)], per_host, mp_parameters
+        plan.launch.hosts if plan.launch.instance_groups else names, per_host, mp_parameters
     )
     return LocalLayout(
         hosts=host_count,
@@ -122,7 +125,10 @@ def plan_layout(
 
 
 def _host_count(plan: Plan, hosts: int | None, notes: list[str]) -> int:
-    """The emulated hosts: ``hosts``, else the spec's instance count."""
+    """The emulated hosts: ``hosts``, else the spec's instance count; with instance groups,
+    every group's hosts (``hosts`` cannot change them)."""
+    if plan.launch.instance_groups:
+        return group_host_count(plan.launch, hosts, notes)
     instance_count = plan.spec.cluster.instance_count
     host_count = hosts or instance_count
     if host_count < 1:

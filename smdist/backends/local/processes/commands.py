@@ -21,6 +21,10 @@ for the plan's launch on the emulated hosts; this module adds only what the emul
 
 The mpirun of both (its argv, its exports and the ssh stand-in) is ``mpirun``'s.
 
+On a cluster of instance groups every group's hosts run: the runner (torchrun, mpirun) spans
+the distribution groups' hosts only, a host of another group runs the program once, and each
+host gets its group's resourceconfig.json and only the channels sent to its group.
+
 Every command is an argv list. Values never pass through a shell: a program that is not a
 Python script is executed directly (the container runs it through ``/bin/sh -c``), and the
 ssh stand-in hands mpirun's own remote command line to the shell unedited.
@@ -53,6 +57,7 @@ from smdist.contract.commands import (
     Rendezvous,
     host_command,
 )
+from smdist.contract.groups import channels_for_group
 from smdist.runtime.torchrun_command import WHEN_READY, when_ready_prefix
 
 if TYPE_CHECKING:
@@ -77,16 +82,14 @@ def local_image(python: str) -> Image:
 def local_launch(
     layout: LocalLayout, names: list[str], interface: str = NETWORK_INTERFACE
 ) -> Launch:
-    """The layout's launch on the emulated hosts: their names, their network interface, and no
-    EFA: the hosts share this machine, whatever the instance type (forced EFA settings make
-    libfabric fail where it is absent)."""
-    return replace(
-        layout.launch,
-        hosts=tuple(names),
-        interface=interface,
-        efa=False,
-        efa_rdma=False,
-    )
+    """The layout's launch on the emulated hosts: their names (every instance group's, in
+    order), their network interface, and no EFA: the hosts share this machine, whatever the
+    instance type (forced EFA settings make libfabric fail where it is absent)."""
+    launch = layout.launch
+    if not launch.instance_groups:  # the count may differ from the plan's (--hosts)
+        return replace(launch, hosts=tuple(names), interface=interface, efa=False, efa_rdma=False)
+    renamed = launch.renamed(dict(zip(launch.all_hosts, names, strict=True)))
+    return replace(renamed, interface=interface, efa=False, efa_rdma=False)
 
 
 def _script_arguments(env: Mapping[str, str]) -> list[str]:
@@ -116,7 +119,10 @@ def prepare_commands(
     seen = [host.seen for host in hosts]
     environments = []
     for host, view in zip(hosts, seen, strict=True):
-        config = host_config(plan, layout, view, names.names, channels, interface)
+        own = host_channels(plan, launch, host.name, channels)
+        config = host_config(
+            plan, layout, view, names.names, own, interface, launch.instance_groups
+        )
         write_config(host, config)
         environments.append(host_environment(plan, launch, layout, view, config, settings))
     commands = build_commands(
@@ -149,24 +155,45 @@ def build_commands(
     other hosts through ``host_set``'s ssh), else one process per host (torchrun, the
     parameter-server host, or the program itself)."""
     image = local_image(python)
+    commands = []
     if launch.launcher.uses_mpi:
         assert host_set is not None, "mpirun reaches the hosts through their ssh"
-        client = host_set.mpirun_client(hosts, environments, layout, bin_dir, python)
-        mpirun = _mpirun_host_command(launch, layout, hosts, environments, image, program, client)
-        return [mpirun]
+        ranked = [
+            (h, e) for h, e in zip(hosts, environments, strict=True) if h.name in launch.hosts
+        ]
+        mpi_hosts, mpi_environments = [h for h, _ in ranked], [e for _, e in ranked]
+        client = host_set.mpirun_client(mpi_hosts, mpi_environments, layout, bin_dir, python)
+        commands.append(
+            _mpirun_host_command(
+                launch, layout, mpi_hosts, mpi_environments, image, program, client
+            )
+        )
     # A rendezvous even on one host (on a free port where hosts share this machine's network).
     first = Rendezvous((python, "-m", "torch.distributed.run"), master_port, always=True)
-    commands = []
     for host, env in zip(hosts, environments, strict=True):
+        if launch.launcher.uses_mpi and host.name in launch.hosts:
+            continue  # mpirun on the first distribution host runs its ranks
         arguments = HostArguments(_script_arguments(env))
         meet = first
-        if host.index > 0:
+        if launch.node_rank(host.name):  # a distribution host after the first
             waiting = _torchrun_once_store_answers(python, host, launch.hosts[0], master_port)
             meet = replace(first, torchrun=waiting)
         argv = host_command(launch, host.index, image, program, arguments, torchrun=meet).argv
         assert argv is not None  # only an MPI launcher leaves a host without its own command
         commands.append(HostCommand(host, argv, env, host.code))
     return commands
+
+
+def host_channels(
+    plan: Plan, launch: Launch, host: str, channels: Mapping[str, str]
+) -> dict[str, str]:
+    """The channels (``channel -> S3DistributionType``) that reach ``host``: on a cluster of
+    instance groups, those sent to its group or to every host."""
+    if not launch.instance_groups:
+        return dict(channels)
+    group, inputs = launch.group_of(host), plan.spec.inputs
+    routed = {name: list(getattr(inputs.get(name), "instance_groups", [])) for name in channels}
+    return {name: channels[name] for name in channels_for_group(routed, group and group.name)}
 
 
 def _torchrun_once_store_answers(

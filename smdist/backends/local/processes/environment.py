@@ -115,7 +115,7 @@ def host_environment(
         launch,
         host.index,
         config,
-        Machine(num_cpus=settings.cpus, num_gpus=layout.gpus_per_host),
+        Machine(num_cpus=settings.cpus, num_gpus=len(layout.host_gpus[host.index])),
         job_name=settings.job_name,
         framework=plan.framework,
         site=site,

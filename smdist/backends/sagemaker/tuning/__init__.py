@@ -27,7 +27,7 @@ from smdist.backends.sagemaker.job import DEFAULT_POLL_SECONDS
 from smdist.backends.sagemaker.tuning import job as job_
 from smdist.backends.sagemaker.tuning.job import TuningJob
 from smdist.backends.sagemaker.tuning.names import tuning_job_name
-from smdist.backends.sagemaker.tuning.request import render, require_tuning
+from smdist.backends.sagemaker.tuning.request import check, render
 from smdist.checks.tuning import tuning_name_prefix
 from smdist.planning.plan import Plan
 
@@ -55,14 +55,10 @@ def send(
     return TuningJob(sent.job_name, boto, **sending.job_arguments(sent, upload, poll_seconds))
 
 
-def _check(plan: Plan) -> None:
-    require_tuning(plan)
-
-
 ROUTE = Route(
     name="tuning",
     request_key=REQUEST_KEY,
-    check=_check,
+    check=check,
     render=render,
     caller=lambda plan: CALLER,
     fresh_name=fresh_name,

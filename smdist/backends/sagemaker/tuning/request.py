@@ -5,7 +5,8 @@ The training-job definition is not rendered a second time: it is submit's SDK v2
 CreateTrainingJob request (``request.create_training_job_request``, the same Submission),
 each of its fields moved to where the tuning API takes it. A field that request gains and
 this module does not place is an error, never dropped in silence (``DEFINITION_FIELDS``,
-``NOT_IN_TUNING``).
+``NOT_IN_TUNING``), and a setting it has no place for is refused before anything is sent
+(``tuning_problems``, naming the spec field).
 
 Whichever SDK line is installed, the trials start through the training toolkit (the SDK v2
 route: ``sagemaker_program``, ``sagemaker_submit_directory`` and the strategy's
@@ -24,9 +25,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from smdist.backends.sagemaker import job_settings
 from smdist.backends.sagemaker import request as request_
 from smdist.catalog import wire
 from smdist.checks.tuning_section import require_tuning as require_section
+from smdist.errors import Problem, SpecError
 from smdist.planning.plan import Plan
 from smdist.planning.submission import Submission
 from smdist.spec.tuning import CategoricalRange, ContinuousRange, IntegerRange, Tuning
@@ -58,6 +61,14 @@ NOT_IN_TUNING = {
     "ProfilerConfig": "trials run without SageMaker Debugger's profiler unless asked: the "
     "tuning API takes no profiler settings",
 }
+# Fields a job states on purpose that the tuning API has no place for: the spec field that sets
+# each, and what the trials would go without. Refused (``tuning_problems``), never dropped.
+REFUSED_IN_TUNING = {
+    "TensorBoardOutputConfig": ("tensorboard", "write TensorBoard logs to S3"),
+    "InfraCheckConfig": ("infra_check", "run SageMaker's infrastructure checks first"),
+    "RemoteDebugConfig": ("remote_debug", "be debugged remotely"),
+    "MlflowConfig": ("mlflow", "log to SageMaker's managed MLflow"),
+}
 ALGORITHM_FIELDS = ("TrainingImage", "TrainingInputMode", "AlgorithmName", "MetricDefinitions")
 ALGORITHM_NOT_IN_TUNING = {
     "EnableSageMakerMetricsTimeSeries": "the tuning API reads the metric definitions for every "
@@ -69,6 +80,36 @@ EARLY_STOPPING = {True: "Auto", False: "Off"}
 def require_tuning(plan: Plan) -> Tuning:
     """The plan's ``tuning:`` section; SpecError naming the field when the job has none."""
     return require_section(plan.spec)
+
+
+def tuning_problems(plan: Plan) -> list[Problem]:
+    """The job's settings a tuning job's training-job definition cannot carry
+    (HyperParameterTrainingJobDefinition has no such field), each naming its spec field."""
+    spec = plan.spec
+    stated = job_settings.tracking_fields(spec, "<bucket>", plan.job_name)
+    problems = []
+    for name, (field, what) in REFUSED_IN_TUNING.items():
+        if name not in stated:
+            continue
+        value = getattr(spec, field)
+        problems.append(
+            Problem(
+                field,
+                f"a tuning job's training jobs cannot {what}: CreateHyperParameterTuningJob's "
+                f"training-job definition takes no {name}",
+                value.model_dump(exclude_none=True) if hasattr(value, "model_dump") else value,
+                f"leave {field} out of a job with a tuning: section",
+            )
+        )
+    return problems
+
+
+def check(plan: Plan) -> None:
+    """The tuning route's check: a ``tuning:`` section, and nothing the trials cannot carry."""
+    require_tuning(plan)
+    problems = tuning_problems(plan)
+    if problems:
+        raise SpecError(problems)
 
 
 def parameter_ranges(tuning: Tuning) -> dict[str, list[dict[str, Any]]]:
@@ -142,7 +183,7 @@ def training_job_definition(training: dict[str, Any], tuned: set[str]) -> dict[s
     field carried over, the hyperparameters static but for the ``tuned`` names."""
     placed = set(DEFINITION_FIELDS) | set(PER_JOB_FIELDS) | set(MOVED_FIELDS) | set(NOT_IN_TUNING)
     unplaced = set(training) - placed
-    if unplaced:  # a bug in smdist: submit's request grew a field this module does not place
+    if unplaced:  # a bug in smdist: a field this module does not place, or one check let by
         raise AssertionError(f"CreateTrainingJob fields with no place in tuning: {unplaced}")
     static = {k: v for k, v in training["HyperParameters"].items() if k not in tuned}
     definition: dict[str, Any] = {

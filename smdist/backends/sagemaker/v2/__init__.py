@@ -3,7 +3,8 @@
 ``render`` turns the bound plan (a ``Submission``) into the CreateTrainingJob request the
 estimator sends (``request``), with no AWS call; ``send`` takes that dry-run value (``ROUTE``),
 puts the code at its ``source_uri`` and makes the estimator call derived from it
-(``estimator_call``), the code already in S3, so the SDK uploads nothing itself.
+(``estimator_call``), the code already in S3, so the SDK uploads nothing itself. What the
+estimator has no argument for is refused before any of it (``carriage``, the route's check).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from smdist.backends.sagemaker import sdk as sdk
 from smdist.backends.sagemaker import sending
 from smdist.backends.sagemaker.dry_run_value import DryRun, Route
 from smdist.backends.sagemaker.job import DEFAULT_POLL_SECONDS, SageMakerJob
+from smdist.backends.sagemaker.v2 import sdk_objects
+from smdist.backends.sagemaker.v2.carriage import carriage_problems, check
 from smdist.backends.sagemaker.v2.estimator_call import estimator_call, estimator_kwargs
 from smdist.planning.plan import Plan
 from smdist.planning.submission import Submission
@@ -23,22 +26,12 @@ from smdist.planning.submission import Submission
 
 def training_inputs(plan: Plan) -> dict[str, Any] | None:
     """The plan's channels as TrainingInputs (the local-mode runs' ``fit``)."""
-    if not plan.spec.inputs:
-        return None
-    return _training_inputs(
+    return sdk_objects.fit_inputs(
         {
             name: {"s3_data": c.uri, "distribution": c.distribution, "input_mode": c.input_mode}
             for name, c in plan.spec.inputs.items()
         }
     )
-
-
-def _training_inputs(inputs: dict[str, dict[str, Any]] | None) -> dict[str, Any] | None:
-    if not inputs:
-        return None
-    from sagemaker.inputs import TrainingInput
-
-    return {name: TrainingInput(**arguments) for name, arguments in inputs.items()}
 
 
 def send(
@@ -55,9 +48,10 @@ def send(
         call = estimator_call(value)
         estimator_class = sdk.estimator_class(call.estimator)
         with sdk.contained():
-            estimator = estimator_class(sagemaker_session=session, **call.arguments)
+            arguments = sdk_objects.estimator_arguments(call.arguments)
+            estimator = estimator_class(sagemaker_session=session, **arguments)
             estimator.fit(
-                _training_inputs(call.inputs), job_name=call.job_name, wait=False, logs=False
+                sdk_objects.fit_inputs(call.inputs), job_name=call.job_name, wait=False, logs=False
             )
 
     sent = sending.send_under_its_name(shown, fit, lambda: unique_job_name(shown.plan.spec.name))
@@ -83,7 +77,7 @@ def caller(plan: Plan) -> str:
 ROUTE = Route(
     name="sdk-v2",
     request_key="CreateTrainingJob",
-    check=lambda plan: None,
+    check=check,
     render=render,
     caller=caller,
     fresh_name=lambda plan: unique_job_name(plan.spec.name),
@@ -91,4 +85,12 @@ ROUTE = Route(
     send=send,
 )
 
-__all__ = ["ROUTE", "estimator_call", "estimator_kwargs", "render", "send", "training_inputs"]
+__all__ = [
+    "ROUTE",
+    "carriage_problems",
+    "estimator_call",
+    "estimator_kwargs",
+    "render",
+    "send",
+    "training_inputs",
+]

@@ -11,12 +11,22 @@ and the SageMaker backend sends exactly what it showed. What makes it v3's and n
 - hyperparameters are the user's only, encoded so that the script gets what SDK v2's toolkit
   gives it (``v3_hyperparameters``: not v3's raw strings, which its drivers re-decode), plus
   ``mp_parameters`` for SMP; no ``sagemaker_*`` keys;
-- ``OutputDataConfig`` gains ``CompressionType: GZIP``.
+- ``OutputDataConfig`` gains ``CompressionType: GZIP``;
+- where a user channel names instance groups, the code and drivers channels go to every group
+  (v3's ``_resolve_managed_channel_instance_groups``);
+- a shape's false fields are left out, as v3's serializer leaves them out
+  (``InstancePlacementConfig.EnableMultipleJobs``).
+
+The settings large jobs reach for (instances, volume, capacity, file system channels, retries,
+checks, remote debugging, TensorBoard, MLflow) are rendered once for every line by
+``job_settings``; this module places them where v3 sends them. What v3 cannot carry is a
+Problem before any AWS call (``carriage``).
 
 What smdist sets on every job under either SDK, and ``ModelTrainer`` has no setting for:
 ``ProfilerConfig: {DisableProfiler: true}`` and ``EnableSageMakerMetricsTimeSeries: true``
 (``MetricDefinitions`` too, which it does take). The ModelTrainer ``smdist.model_trainer``
-returns adds the same two fields (``v3.trainer_class``), so its ``train()`` sends them too.
+returns adds the same two fields (``v3.trainer_class``), so its ``train()`` sends them too, and
+the job's ``MlflowConfig``, which ModelTrainer has no setting for either.
 
 Which v3 driver starts the job, and with what settings, is ``driver_config``'s.
 """
@@ -28,8 +38,9 @@ import json
 from importlib import metadata
 from typing import Any
 
-from smdist.backends.sagemaker.request import input_data_config, volume_fields
+from smdist.backends.sagemaker import job_settings
 from smdist.backends.sagemaker.v3 import hyperparameters as v3_hyperparameters
+from smdist.backends.sagemaker.v3.carriage import carriage_problems
 from smdist.backends.sagemaker.v3.driver_config import (
     SMDIST_DRIVER_SCRIPT,
     TORCHRUN_DRIVER_SCRIPT,
@@ -38,9 +49,7 @@ from smdist.backends.sagemaker.v3.driver_config import (
     plan_driver_config,
     smp_v2_parameters,
 )
-from smdist.checks.catalog import in_container_code, python_problems
-from smdist.checks.v3_names import unexportable_name_problems
-from smdist.errors import Problem, SpecError
+from smdist.errors import SpecError
 from smdist.planning.plan import Plan
 from smdist.planning.submission import Submission
 from smdist.spec.job import JobSpec
@@ -59,37 +68,6 @@ ARGUMENTS = [
 # debugger_hook_config=False does not.
 EVERY_JOB_ALGORITHM: dict[str, Any] = {"EnableSageMakerMetricsTimeSeries": True}
 EVERY_JOB_REQUEST: dict[str, Any] = {"ProfilerConfig": {"DisableProfiler": True}}
-
-
-def carriage_problems(plan: Plan) -> list[Problem]:
-    """What v3's container script cannot carry: names it cannot export, a single quote in a
-    hyperparameter, and an image whose Python smdist's driver does not run on (``smdist
-    validate`` and ``plan`` show them too under SDK v3)."""
-    spec = plan.spec
-    problems = unexportable_name_problems(spec.inputs, plan.hyperparameters, "error")
-    # v3's scripts/environment.py writes every hyperparameter as `export SM_HP_X='<value>'`
-    # (and all of them in SM_HPS) and sm_train.sh sources that file: a single quote in a value
-    # ends the quoting, so the job breaks, or runs the rest of the value as shell code.
-    problems += [
-        Problem(
-            f"hyperparameters.{name}",
-            "contains a single quote, which SDK v3's container script (sm_train.sh) would run "
-            "as shell code",
-            value,
-            "a value without ' (or submit through SDK v2: smdist[sagemaker-v2])",
-        )
-        for name, value in plan.hyperparameters.items()
-        if "'" in json.dumps(value) or "'" in name
-    ]
-    # smdist's driver runs on the image's Python (a ready script's or smdist's launcher's need
-    # of the same is refused with the container: catalog_checks.check_container).
-    if plan_driver_config(plan).smdist and in_container_code(spec) is None:
-        problems += python_problems(
-            spec,
-            "smdist's SDK v3 driver",
-            "submit through SDK v2 (smdist[sagemaker-v2]): its toolkit starts the script",
-        )
-    return problems
 
 
 def hyperparameters(plan: Plan) -> dict[str, str]:
@@ -129,18 +107,17 @@ def drivers_uri(bucket: str, digest: str) -> str:
     return f"s3://{bucket}/smdist/drivers/{digest}"
 
 
-def _channel(name: str, uri: str) -> dict[str, Any]:
-    return {
-        "ChannelName": name,
-        "DataSource": {
-            "S3DataSource": {
-                "S3DataType": "S3Prefix",
-                "S3Uri": uri,
-                "S3DataDistributionType": "FullyReplicated",
-            }
-        },
-        "InputMode": "File",
+def _channel(name: str, uri: str, groups: list[str] | None) -> dict[str, Any]:
+    """A channel v3 adds (code, drivers): on every instance group where a user channel names
+    groups (``job_settings.channels_on_groups``)."""
+    source: dict[str, Any] = {
+        "S3DataType": "S3Prefix",
+        "S3Uri": uri,
+        "S3DataDistributionType": "FullyReplicated",
     }
+    if groups is not None:
+        source["InstanceGroupNames"] = list(groups)
+    return {"ChannelName": name, "DataSource": {"S3DataSource": source}, "InputMode": "File"}
 
 
 def _algorithm_specification(
@@ -156,16 +133,23 @@ def _algorithm_specification(
 
 
 def _resource_config(spec: JobSpec) -> dict[str, Any]:
+    cluster = spec.cluster
     resources: dict[str, Any] = {
-        "InstanceType": spec.cluster.instance_type,
-        "InstanceCount": spec.cluster.instance_count,
-        **volume_fields(spec.cluster.instance_type),
+        **job_settings.instance_fields(cluster),
+        **job_settings.volume_fields(cluster),
     }
     if spec.kms and spec.kms.volume_key_id:
         resources["VolumeKmsKeyId"] = spec.kms.volume_key_id
     if spec.keep_alive:
         resources["KeepAlivePeriodInSeconds"] = spec.keep_alive
-    return resources
+    capacity = job_settings.capacity_fields(cluster)
+    placement = capacity.pop("InstancePlacementConfig", {})
+    # v3 serializes a shape without its false fields: EnableMultipleJobs false (the API's
+    # default) is left out, and a placement left empty with it.
+    placement = {k: v for k, v in placement.items() if v}
+    if placement:
+        capacity["InstancePlacementConfig"] = placement
+    return {**resources, **capacity}
 
 
 def _stopping_condition(spec: JobSpec) -> dict[str, Any]:
@@ -184,13 +168,26 @@ def _output_data_config(spec: JobSpec, bucket: str) -> dict[str, Any]:
 
 
 def _channels(spec: JobSpec, code_uri: str, drivers: str) -> list[dict[str, Any]]:
-    """The user's channels as the v2 path sends them; code and drivers always come last."""
-    channels = [c for c in input_data_config(spec, code_uri) if c["ChannelName"] != CODE_CHANNEL]
-    return channels + [_channel(CODE_CHANNEL, code_uri), _channel(DRIVERS_CHANNEL, drivers)]
+    """The user's channels (S3 or a file system); code and drivers always come last."""
+    channels = []
+    for name, channel in spec.inputs.items():
+        entry: dict[str, Any] = {
+            "ChannelName": name,
+            "DataSource": job_settings.data_source(channel),
+        }
+        if channel.input_mode:
+            entry["InputMode"] = channel.input_mode
+        channels.append(entry)
+    groups = job_settings.channels_on_groups(spec)
+    return channels + [
+        _channel(CODE_CHANNEL, code_uri, groups),
+        _channel(DRIVERS_CHANNEL, drivers, groups),
+    ]
 
 
-def _optional_fields(plan: Plan) -> dict[str, Any]:
+def _optional_fields(submission: Submission) -> dict[str, Any]:
     """The request's fields after StoppingCondition, in v3's order, where the job has them."""
+    plan = submission.plan
     spec, network = plan.spec, plan.spec.network
     fields: dict[str, Any] = {}
     if network.subnets:
@@ -213,6 +210,9 @@ def _optional_fields(plan: Plan) -> dict[str, Any]:
         fields["EnableInterContainerTrafficEncryption"] = True
     if network.isolation:
         fields["EnableNetworkIsolation"] = True
+    # Retries, infrastructure checks, remote debugging, TensorBoard (ModelTrainer's with_*) and
+    # MLflow (smdist's ModelTrainer adds it: v3 has no setting for it).
+    fields.update(job_settings.tracking_fields(spec, submission.bucket, submission.job_name))
     return fields
 
 
@@ -239,7 +239,7 @@ def create_training_job_request(
         "OutputDataConfig": output,
         "ResourceConfig": resources,
         "StoppingCondition": stopping,
-        **_optional_fields(plan),
+        **_optional_fields(submission),
     }
     request.update(EVERY_JOB_REQUEST)
     return request

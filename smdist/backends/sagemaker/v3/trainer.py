@@ -4,14 +4,16 @@ SDK v3 (``sagemaker`` 3.x) has no estimators. Its ``ModelTrainer`` runs the job'
 its own drivers (``sm_drivers`` channel, ``sm_train.sh``) instead of the image's training
 toolkit, and has typed configs for three launchers only: ``Torchrun``, ``Torchrun(smp=SMP(...))``
 and ``MPI``. PyTorch DDP (either launcher) and SMP v2 map to ``Torchrun``; MWMS, smddp, SMP v1
-and Horovod run through smdist's own driver (``v3_drivers.SmdistDriver``), shipped
-in the same channel. For users who own their SDK calls, ``model_trainer(plan, ...)`` returns a
-configured ModelTrainer that has not been submitted: ``.train()`` is the caller's.
+and Horovod run through smdist's own driver (``v3_drivers.SmdistDriver``), shipped in the same
+channel, as does every job on a heterogeneous cluster. For users who own their SDK calls,
+``model_trainer(plan, ...)`` returns a configured ModelTrainer that has not been submitted:
+``.train()`` is the caller's.
 
 The SDK itself (its version, a Session) is ``session``'s; ModelTrainer's arguments, read from
-smdist's own request, are ``trainer_arguments``'s. The SDK is imported inside the functions:
-``import smdist`` stays light, and this module imports with SDK v2 installed (v2 and v3 cannot
-be installed together).
+smdist's own request, are ``trainer_arguments``'s; the ModelTrainer subclass that sends what v3
+has no setting for (the profiler off, metric time series, MLflow) is ``trainer_class``'s. The
+SDK is imported inside the functions: ``import smdist`` stays light, and this module imports
+with SDK v2 installed (v2 and v3 cannot be installed together).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from smdist.backends.aws_region import DRY_RUN_REGION, resolve_region
 from smdist.backends.sagemaker.account import resolve_role
 from smdist.backends.sagemaker.buckets import require_bucket
 from smdist.backends.sagemaker.dry_run_value import BUCKET_VARIABLE
-from smdist.backends.sagemaker.v3 import request as v3_request
+from smdist.backends.sagemaker.v3.carriage import carriage_problems
 from smdist.backends.sagemaker.v3.driver_config import plan_driver_config
 from smdist.backends.sagemaker.v3.drivers import (
     distributed_object,
@@ -40,7 +42,13 @@ from smdist.backends.sagemaker.v3.session import (
     sagemaker_session,
     sdk_version,
 )
-from smdist.backends.sagemaker.v3.trainer_arguments import trainer_kwargs, training_image
+from smdist.backends.sagemaker.v3.trainer_arguments import (
+    trainer_kwargs,
+    trainer_request,
+    training_image,
+    with_job_settings,
+)
+from smdist.backends.sagemaker.v3.trainer_class import trainer_class, with_every_job_settings
 from smdist.errors import Problem, SpecError
 from smdist.packaging import bundle as packaging
 from smdist.planning.plan import Plan
@@ -62,48 +70,6 @@ def model_trainer_distributed(plan: Plan) -> Any:
 
 
 # ---- the ModelTrainer ----------------------------------------------------------------------
-_TRAINER_CLASS: Any = None
-
-
-def with_every_job_settings(request: dict[str, Any]) -> dict[str, Any]:
-    """``request`` (what ``ModelTrainer._create_training_job_args`` returns, either form) with
-    what smdist sets on every job and ModelTrainer has no setting for: the profiler off and
-    metric time series on (``v3_request.EVERY_JOB_*``)."""
-    if "AlgorithmSpecification" in request:  # boto3's form (PascalCase): pipelines, AWS Batch
-        request["AlgorithmSpecification"] = {
-            **request["AlgorithmSpecification"],
-            **v3_request.EVERY_JOB_ALGORITHM,
-        }
-        request.update(v3_request.EVERY_JOB_REQUEST)
-        return request
-    from sagemaker.core.shapes import ProfilerConfig
-
-    algorithm = request.get("algorithm_specification")
-    if algorithm is not None:
-        algorithm.enable_sage_maker_metrics_time_series = True
-    request["profiler_config"] = ProfilerConfig(disable_profiler=True)
-    return request
-
-
-def trainer_class() -> Any:
-    """v3's ``ModelTrainer``, sending what smdist sets on every job (``with_every_job_settings``)
-    in the request ``train()`` builds; otherwise unchanged (a subclass, built on first use)."""
-    global _TRAINER_CLASS
-    if _TRAINER_CLASS is None:
-        require_sdk_v3()
-        from sagemaker.train import ModelTrainer
-
-        class SmdistModelTrainer(ModelTrainer):
-            """ModelTrainer whose request carries ProfilerConfig(DisableProfiler=True) and
-            EnableSageMakerMetricsTimeSeries=True, as smdist's own requests do."""
-
-            def _create_training_job_args(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
-                return with_every_job_settings(super()._create_training_job_args(*args, **kwargs))
-
-        _TRAINER_CLASS = SmdistModelTrainer
-    return _TRAINER_CLASS
-
-
 def _source_code(plan: Plan, code_s3_uri: str | None, keep: list[str]) -> Any:
     """The SourceCode: the bundle already in S3, or staged into a directory v3 uploads."""
     if code_s3_uri:
@@ -207,6 +173,9 @@ def model_trainer(
     distributed = model_trainer_distributed(plan)
 
     training_image(plan, resolve_region(region, spec.region) or DRY_RUN_REGION)  # before AWS
+    problems = carriage_problems(plan)  # what v3 cannot carry: before AWS too
+    if problems:
+        raise SpecError(problems)
     job_role = _job_role(plan, role)
     sm_session, job_bucket = _session_and_bucket(plan, session, region, bucket)
     submission = plan.bind(
@@ -216,8 +185,12 @@ def model_trainer(
         role=job_role,
         code_uri=code_s3_uri or "",
     )
-    kwargs = trainer_kwargs(submission)  # fails before staging
-    return _configured_trainer(submission, sm_session, distributed, code_s3_uri, kwargs)
+    request = trainer_request(submission)  # fails before staging
+    kwargs = trainer_kwargs(submission, request)
+    trainer = _configured_trainer(submission, sm_session, distributed, code_s3_uri, kwargs)
+    # TensorBoard's default prefix is the job's name, which v3 makes when train() runs.
+    named = spec.tensorboard is not None and spec.tensorboard.s3_uri is not None
+    return with_job_settings(trainer, request, None if named else job_bucket)
 
 
 __all__ = [
