@@ -22,6 +22,7 @@ BACKENDS = {
     "local": "smdist.backends.local.backend:LocalBackend",
     "sagemaker": "smdist.backends.sagemaker.backend:SageMakerBackend",
     "sagemaker-local": "smdist.backends.sagemaker.local_mode.backend:LocalModeBackend",
+    "hyperpod-slurm": "smdist.backends.hyperpod_slurm.backend:HyperPodSlurmBackend",
 }
 DEFAULT_BACKEND = "local"  # smdist.fit, smdist run, smdist tune --local
 DEFAULT_SUBMIT_BACKEND = "sagemaker"  # smdist submit, smdist tune

@@ -40,10 +40,18 @@ SubmitWaitFlag = Annotated[
     bool, typer.Option("--wait", help="wait for the job; exit 1 if it fails")
 ]
 DryRunFlag = Annotated[
-    bool, typer.Option("--dry-run", help="print the CreateTrainingJob request; call no AWS API")
+    bool,
+    typer.Option(
+        "--dry-run",
+        help="print what would be sent (the CreateTrainingJob request, the sbatch script); "
+        "send nothing",
+    ),
 ]
 SubmitBackendOption = Annotated[
-    str, typer.Option(help="where to send it: sagemaker, sagemaker-local (smdist.backends)")
+    str,
+    typer.Option(
+        help="where to send it: sagemaker, sagemaker-local, hyperpod-slurm (smdist.backends)"
+    ),
 ]
 BucketOption = Annotated[str | None, typer.Option(help="S3 bucket for code (default: SDK's)")]
 RoleOption = Annotated[str | None, typer.Option(help="IAM role ARN when the job file has none")]
@@ -87,11 +95,14 @@ BackendOption = Annotated[
     typer.Option(
         help="auto: the job or study of that name kept on this machine under --root (or the "
         "job at that path) if there is one, else the SageMaker job; or a backend's name "
-        "(smdist.backends: local, sagemaker, sagemaker-local)"
+        "(smdist.backends: local, sagemaker, sagemaker-local, hyperpod-slurm)"
     ),
 ]
 JobsBackendOption = Annotated[
-    str, typer.Option(help="whose jobs to list: local (under --root), sagemaker, sagemaker-local")
+    str,
+    typer.Option(
+        help="whose jobs to list: local (under --root), sagemaker, sagemaker-local, hyperpod-slurm"
+    ),
 ]
 RootOption = Annotated[Path, typer.Option(help="where local jobs are kept (smdist run --root)")]
 LookupPollOption = Annotated[

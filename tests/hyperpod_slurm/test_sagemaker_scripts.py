@@ -1,0 +1,135 @@
+"""Scripts written for SageMaker run unchanged on the test Slurm: the SM_* contract on every
+node (hosts, current host, model directory, a channel on the shared file system,
+hyperparameters), and a requeued job resuming from its newest checkpoint."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+SCRIPTS = Path(__file__).parent / "user_scripts"
+STEPS = 40
+
+
+def _job_file(tmp_path: Path, name: str, body: str) -> Path:
+    job = tmp_path / f"{name}.yaml"
+    job.write_text(
+        f"name: {name}\n"
+        "strategy: {kind: pytorch_ddp, launcher: torchrun, processes_per_host: 2}\n"
+        "cluster: {instance_type: ml.c5.xlarge, instance_count: 2}\n" + body
+    )
+    return job
+
+
+def test_a_sagemaker_script_reads_its_contract_on_every_node(slurm, tmp_path: Path):
+    data = slurm.folder / "fsx" / "data" / "train"
+    data.mkdir(parents=True, exist_ok=True)
+    (data / "values.txt").write_text("\n".join(str(v) for v in range(1, 9)) + "\n")
+    job = _job_file(
+        tmp_path,
+        "sm-style",
+        f"code: {{entry_point: train.py, source_dir: {SCRIPTS / 'sagemaker_style'}}}\n"
+        f"inputs: {{training: 'file://{data}'}}\n"
+        "hyperparameters: {epochs: 2, learning-rate: 0.5}\n",
+    )
+    sent = slurm.smdist("submit", str(job), *slurm.submit_flags(), "--wait")
+    assert sent.returncode == 0, sent.stdout + sent.stderr
+    name = sent.stdout.splitlines()[0]
+    model = slurm.job_root / name / "model"
+    for node in ("node1", "node2"):
+        seen = json.loads((model / f"seen-{node}.json").read_text())
+        assert seen["hosts"] == seen["training_env_hosts"] == ["node1", "node2"]
+        assert seen["current_host"] == node
+        assert seen["hps"] == {"epochs": 2, "learning-rate": 0.5}
+        assert seen["num_gpus"] == 0 and seen["world"] == 4
+        assert seen["weight"] == 36.0  # 0.5 x (1 + ... + 8) x 2 epochs: every shard was read
+    channel = slurm.job_root / name / "hosts" / "node2" / "input" / "data" / "training"
+    assert channel.resolve() == data.resolve()  # the channel is the shared folder itself
+    config = slurm.job_root / name / "hosts" / "node2" / "input" / "config"
+    assert json.loads((config / "resourceconfig.json").read_text())["current_host"] == "node2"
+
+
+def _wait_for_line(slurm, name: str, text: str, timeout: float = 180) -> str:
+    deadline = time.monotonic() + timeout
+    logs = ""
+    while time.monotonic() < deadline:
+        logs = slurm.smdist("logs", name, "--root", str(slurm.root)).stdout
+        if text in logs:
+            return logs
+        time.sleep(0.5)
+    raise AssertionError(f"{text!r} never appeared in {name}'s log:\n{logs}")
+
+
+def _start_now(slurm, slurm_job_id: str) -> None:
+    """Slurm holds a requeued job back for a while (Reason=BeginTime); the test lets it start
+    at once."""
+    deadline = time.monotonic() + 60
+    while (
+        "JobState=PENDING"
+        not in slurm.stand.run("scontrol", "-o", "show", "job", slurm_job_id).stdout
+    ):
+        assert time.monotonic() < deadline
+        time.sleep(0.5)
+    slurm.stand.run("scontrol", "update", f"JobId={slurm_job_id}", "StartTime=now")
+
+
+def _status(slurm, name: str) -> tuple[str, str]:
+    shown = slurm.smdist("status", name, "--root", str(slurm.root))
+    return shown.stdout.split("\t")[1], shown.stdout
+
+
+def test_a_requeued_job_resumes_from_its_newest_checkpoint(slurm, tmp_path: Path):
+    job = _job_file(
+        tmp_path,
+        "resumable",
+        f"code: {{entry_point: train.py, source_dir: {SCRIPTS / 'resumable'}}}\n"
+        f"environment: {{STEPS: '{STEPS}'}}\n",
+    )
+    sent = slurm.smdist("submit", str(job), *slurm.submit_flags(processes_per_node=1))
+    assert sent.returncode == 0, sent.stderr
+    name = sent.stdout.splitlines()[0]
+    record = json.loads((slurm.root / "hyperpod-slurm" / f"{name}.json").read_text())
+    _wait_for_line(slurm, name, "node1 | step 6\n")
+    slurm_job_id = str(record["slurm_job_id"])
+    requeued = slurm.stand.run("scontrol", "requeue", slurm_job_id)
+    assert requeued.returncode == 0, requeued.stderr
+    _start_now(slurm, slurm_job_id)
+    logs = _wait_for_line(slurm, name, f"done at step {STEPS}", timeout=300)
+    assert ", run 2, on node1,node2" in logs
+    resumed = [line for line in logs.splitlines() if "resumed from step" in line]
+    assert len(resumed) == 1 and int(resumed[0].split()[-1]) >= 6, logs
+    final = json.loads((slurm.job_root / name / "model" / "final.json").read_text())
+    assert final == {"step": STEPS, "total": 2.0 * STEPS}  # no step lost, none counted twice
+    deadline = time.monotonic() + 60
+    while (status := _status(slurm, name))[0] != "Completed":
+        assert time.monotonic() < deadline, status[1]
+        time.sleep(1)
+    assert "requeued: 1 time(s)" in status[1]
+
+
+@pytest.mark.parametrize("grace", [3])
+def test_stop_cancels_a_job_that_outlives_its_grace(slurm, tmp_path: Path, grace: int):
+    script = tmp_path / "code" / "stubborn.py"
+    script.parent.mkdir()
+    script.write_text(
+        "import signal, time\n"
+        "signal.signal(signal.SIGTERM, lambda *_: print('SIGTERM ignored', flush=True))\n"
+        "print('running', flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    job = _job_file(
+        tmp_path, "stubborn", f"code: {{entry_point: stubborn.py, source_dir: {script.parent}}}\n"
+    )
+    flags = [*slurm.submit_flags(processes_per_node=1), "--grace", str(grace)]
+    sent = slurm.smdist("submit", str(job), *flags)
+    assert sent.returncode == 0, sent.stderr
+    name = sent.stdout.splitlines()[0]
+    _wait_for_line(slurm, name, "running")
+    stopped = slurm.smdist("stop", name, "--root", str(slurm.root), "--wait", "--poll", "1")
+    assert stopped.returncode == 0, stopped.stderr
+    assert f"still running after {grace} s: scancel" in stopped.stderr
+    assert _status(slurm, name)[0] == "Stopped"
+    assert "SIGTERM ignored" in slurm.smdist("logs", name, "--root", str(slurm.root)).stdout
