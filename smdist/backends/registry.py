@@ -23,6 +23,7 @@ BACKENDS = {
     "sagemaker": "smdist.backends.sagemaker.backend:SageMakerBackend",
     "sagemaker-local": "smdist.backends.sagemaker.local_mode.backend:LocalModeBackend",
     "hyperpod-slurm": "smdist.backends.hyperpod_slurm.backend:HyperPodSlurmBackend",
+    "hyperpod-eks": "smdist.backends.hyperpod_eks.backend:HyperPodEksBackend",
 }
 DEFAULT_BACKEND = "local"  # smdist.fit, smdist run, smdist tune --local
 DEFAULT_SUBMIT_BACKEND = "sagemaker"  # smdist submit, smdist tune

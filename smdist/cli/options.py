@@ -50,7 +50,8 @@ DryRunFlag = Annotated[
 SubmitBackendOption = Annotated[
     str,
     typer.Option(
-        help="where to send it: sagemaker, sagemaker-local, hyperpod-slurm (smdist.backends)"
+        help="where to send it: sagemaker, sagemaker-local, hyperpod-slurm, hyperpod-eks "
+        "(smdist.backends)"
     ),
 ]
 BucketOption = Annotated[str | None, typer.Option(help="S3 bucket for code (default: SDK's)")]
@@ -95,13 +96,14 @@ BackendOption = Annotated[
     typer.Option(
         help="auto: the job or study of that name kept on this machine under --root (or the "
         "job at that path) if there is one, else the SageMaker job; or a backend's name "
-        "(smdist.backends: local, sagemaker, sagemaker-local, hyperpod-slurm)"
+        "(smdist.backends: local, sagemaker, sagemaker-local, hyperpod-slurm, hyperpod-eks)"
     ),
 ]
 JobsBackendOption = Annotated[
     str,
     typer.Option(
-        help="whose jobs to list: local (under --root), sagemaker, sagemaker-local, hyperpod-slurm"
+        help="whose jobs to list: local (under --root), sagemaker, sagemaker-local, "
+        "hyperpod-slurm, hyperpod-eks"
     ),
 ]
 RootOption = Annotated[Path, typer.Option(help="where local jobs are kept (smdist run --root)")]

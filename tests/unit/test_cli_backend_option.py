@@ -37,7 +37,7 @@ def test_submit_backend_local_points_to_smdist_run_as_an_option_error(tmp_path):
     assert done.stderr.splitlines() == [
         "invalid option",
         "  - --backend: local jobs run with `smdist run FILE`, not submit; "
-        "valid: sagemaker, sagemaker-local, hyperpod-slurm",
+        "valid: sagemaker, sagemaker-local, hyperpod-slurm, hyperpod-eks",
     ]
 
 

@@ -1,0 +1,53 @@
+"""What runs differently on a HyperPod EKS cluster than on SageMaker: the notes a dry run and a
+submit show (stderr), never refusals."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from smdist.backends.hyperpod_eks.options import HyperPodEksOptions
+    from smdist.planning.plan import Plan
+
+
+def differences(plan: Plan, options: HyperPodEksOptions) -> list[str]:
+    """The job's settings without effect, or with another one, on HyperPod EKS."""
+    spec = plan.spec
+    notes = [
+        "the image must carry hyperpodrun (pip install hyperpod-elastic-agent): every pod "
+        "starts it, and it starts the ranks",
+        "the pods have no SM_HOSTS, SM_CURRENT_HOST or SM_TRAINING_ENV (the operator names "
+        "no host before a pod starts): ranks read RANK, WORLD_SIZE and MASTER_ADDR",
+    ]
+    if options.pvc is None:
+        notes.append(
+            "no --pvc: model, checkpoints and output live in each pod and are gone with it; a "
+            "pod the operator restarts starts over"
+        )
+    if spec.checkpoint is not None and spec.checkpoint.s3_uri:
+        notes.append(
+            f"checkpoint.s3_uri ({spec.checkpoint.s3_uri}) is not synced: checkpoints stay in "
+            "the job's checkpoints folder, which a restarted pod reads again"
+        )
+    if spec.output_path:
+        notes.append(
+            f"output_path ({spec.output_path}) is not written: the model stays in the job's "
+            "model folder (no model.tar.gz)"
+        )
+    ignored = [
+        ("spot.enabled", spec.spot.enabled),
+        ("keep_alive", spec.keep_alive),
+        ("network", spec.network.subnets or spec.network.security_group_ids),
+        ("network.isolation", spec.network.isolation),
+        ("retry", spec.retry),
+        ("infra_check", spec.infra_check),
+        ("tensorboard", spec.tensorboard),
+        ("mlflow", spec.mlflow),
+    ]
+    named = [name for name, value in ignored if value]
+    if named:
+        notes.append(
+            f"{', '.join(named)}: settings of a SageMaker training job, without effect on a "
+            "HyperPod cluster's pods"
+        )
+    return notes
