@@ -175,3 +175,12 @@ def test_a_bad_option_exits_2_naming_it(tmp_path, flag, value, field):
 
 def test_the_options_model_is_the_backends():
     assert registry.get("hyperpod-eks").Options is HyperPodEksOptions
+
+
+def test_a_dlc_whose_torch_the_elastic_agent_cannot_run_on_is_said():
+    backend = registry.get("hyperpod-eks")
+    value = backend.dry_run(smdist.plan(BASE), backend.options({"job_name": "hp-1"}))
+    assert any("runs on torch < 2.12 only" in note for note in value.notes)
+    given = backend.options({"job_name": "hp-1", "image": "mine/train:1"})
+    value = backend.dry_run(smdist.plan(BASE), given)
+    assert not any("torch < 2.12" in note for note in value.notes)
