@@ -158,7 +158,7 @@ class Handler(BaseHTTPRequestHandler):
                 for part in query.get("labelSelector", [""])[0].split(",")
                 if part
             )
-            if query.get("watch", ["false"])[0] == "true":
+            if query.get("watch", ["false"])[0].lower() == "true":
                 self._watch(kind, groups[0], query)
                 return
             items = store.listed(kind, groups[0], selector)
@@ -166,7 +166,7 @@ class Handler(BaseHTTPRequestHandler):
             self._send(200, {"kind": listing, "apiVersion": "v1", "items": items,
                              "metadata": {"resourceVersion": str(store.version)}})  # fmt: skip
         elif route == "log":
-            self._log(*groups, follow=query.get("follow", ["false"])[0] == "true")
+            self._log(*groups, follow=query.get("follow", ["false"])[0].lower() == "true")
         else:
             self._status(404, "NotFound", f"no such path {self.path}")
 
@@ -184,10 +184,9 @@ class Handler(BaseHTTPRequestHandler):
         while True:
             with store.lock:
                 lines = store.logs.get((namespace, pod), [])[sent:]
-                done = store.get("pod", namespace, pod) is None or found["status"].get("phase") in (
-                    "Succeeded",
-                    "Failed",
-                )
+                current = store.get("pod", namespace, pod)
+                phase = ((current or {}).get("status") or {}).get("phase")
+                done = current is None or phase in ("Succeeded", "Failed")
                 if not lines and follow and not done:
                     store.lock.wait(0.5)
                     continue
