@@ -53,7 +53,8 @@ def fit(
     chosen = registry.get(backend)
     chosen_options = chosen.options(options)
     job_spec = _spec_from(spec, fields)
-    problems = check_paths(job_spec)  # planning reads no disk: paths are checked here
+    # planning reads no disk: paths are checked here
+    problems = check_paths(job_spec, file_inputs_here=chosen.file_inputs_here)
     if problems:
         raise SpecError(problems)
     plan = make_plan(job_spec)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import copy
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -28,15 +27,15 @@ from pathlib import Path
 
 import pytest
 
+from smdist.backends.local.hosts.shared.ports import free_ports
+
 MOTO_SERVER = ("-m", "moto.server")  # moto's own server, run with the tests' interpreter
 LINES = ("v2", "v3")
 VENVS = {"v2": ".venv-v2", "v3": ".venv"}  # where `bash .ci/test` runs each line's tests
 
 
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    return free_ports(1)[0]
 
 
 @dataclass

@@ -106,6 +106,9 @@ class Backend(ABC):
     # to be let in), said when a name is found nowhere.
     title: ClassVar[str] = ""
     lookup_needs: ClassVar[tuple[str, str]] = ("", "")
+    # Whether a ``file://`` channel names a folder of this machine (checked to exist before
+    # anything runs) or one of the cluster's shared file system, seen only there.
+    file_inputs_here: ClassVar[bool] = True
 
     def options(self, given: Mapping[str, Any] | None = None, **naming: Any) -> Any:
         """``given`` validated against ``Options``: SpecError (exit 2) for any problem."""

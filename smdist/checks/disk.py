@@ -26,10 +26,14 @@ _ENTRY_POINT = "code.entry_point"
 _SHOWN_SCRIPTS = 10  # scripts listed as valid when the entry point is missing
 
 
-def check_paths(spec: JobSpec, home: Path | None = None) -> list[Problem]:
-    """Every problem with the paths in ``spec``; ``home`` defaults to the user's home."""
+def check_paths(
+    spec: JobSpec, home: Path | None = None, file_inputs_here: bool = True
+) -> list[Problem]:
+    """Every problem with the paths in ``spec``; ``home`` defaults to the user's home.
+    ``file_inputs_here`` False: ``file://`` channels name a cluster's folders, not this
+    machine's, and are left to the backend."""
     problems = check_code_paths(spec.code, spec.entry_point, home)
-    for channel, source in spec.inputs.items():
+    for channel, source in spec.inputs.items() if file_inputs_here else ():
         if source.uri.startswith("file://") and not os.path.exists(file_uri_path(source.uri)):
             problems.append(
                 Problem(

@@ -35,7 +35,7 @@ def from_dict(data: Any, source: str = "") -> JobSpec:
         raise SpecError(problems) from None
 
 
-def load(path: str | Path) -> JobSpec:
+def load(path: str | Path, file_inputs_here: bool = True) -> JobSpec:
     """Load a job spec from a YAML (or JSON) file; errors name the file and the field.
 
     The file is read strictly (``smdist.yaml_text.parse_untrusted``) and the paths it names are
@@ -62,7 +62,7 @@ def load(path: str | Path) -> JobSpec:
     except SpecError as exc:
         raise SpecError(_every_problem(data, path, exc.problems)) from None
     spec = spec.model_copy(update={"code": _from_job_file(spec.code, path)})
-    problems = check_paths(spec)
+    problems = check_paths(spec, file_inputs_here=file_inputs_here)
     if problems:
         # A wrong path must not hide the whole-job errors until it is fixed: both at once.
         problems += not_reported(check_spec(spec), problems)

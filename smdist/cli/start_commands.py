@@ -74,7 +74,7 @@ def submit(
     """Submit a job (prints its name); --wait exits 0 completed, 1 failed/stopped."""
     chosen = backend_choice.chosen(backend, "submit")
     options = backend_flags.options_for(chosen, backend_values, SUBMIT_FLAGS)
-    plan = load_plan(job_file)
+    plan = load_plan(job_file, file_inputs_here=chosen.file_inputs_here)
     console = terminal.stderr()
     for warning in plan.warnings:
         terminal.warn(console, warning)

@@ -55,7 +55,7 @@ class Cluster:
     def submit_flags(self, *, processes_per_node: int = 2) -> list[str]:
         """The flags of a submit to the test Slurm: its shared folder, this Python, two
         processes per (CPU) node, a free rendezvous port."""
-        from slurm_stand import free_ports
+        from smdist.backends.local.hosts.shared.ports import free_ports
 
         return [
             "--backend", "hyperpod-slurm", "--job-root", str(self.job_root),

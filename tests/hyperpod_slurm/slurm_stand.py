@@ -12,10 +12,11 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import time
 from pathlib import Path
+
+from smdist.backends.local.hosts.shared.ports import free_ports
 
 PROGRAMS = ("slurmctld", "slurmd", "sbatch", "srun", "scontrol", "squeue", "scancel", "sinfo")
 FIRST_ADDRESS = 11
@@ -56,19 +57,6 @@ NODE = (
 
 def missing_programs() -> list[str]:
     return [program for program in PROGRAMS if shutil.which(program) is None]
-
-
-def free_ports(count: int) -> list[int]:
-    sockets = []
-    try:
-        for _ in range(count):
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            sock.bind(("", 0))
-            sockets.append(sock)
-        return [sock.getsockname()[1] for sock in sockets]
-    finally:
-        for sock in sockets:
-            sock.close()
 
 
 class SlurmStand:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import tarfile
@@ -17,6 +16,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from smdist.backends.local.hosts.shared.ports import free_ports
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
@@ -202,9 +203,7 @@ def finish(process: subprocess.Popen, log: Path, root: Path, timeout: float) -> 
 
 
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("", 0))
-        return sock.getsockname()[1]
+    return free_ports(1)[0]
 
 
 def checksums(output: str) -> dict[int, str]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -42,20 +41,6 @@ def clean_environ(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     environ["PYTHONUNBUFFERED"] = "1"
     environ.update(extra or {})
     return environ
-
-
-def free_ports(count: int) -> list[int]:
-    """Ports nothing listens on right now (held open together so they are distinct)."""
-    sockets = []
-    try:
-        for _ in range(count):
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            sock.bind(("", 0))
-            sockets.append(sock)
-        return [sock.getsockname()[1] for sock in sockets]
-    finally:
-        for sock in sockets:
-            sock.close()
 
 
 @dataclass

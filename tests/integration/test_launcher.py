@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from smdist.backends.local.hosts.shared.ports import free_ports
 from smdist.packaging.bundle import entry_points_dir
 from smdist.runtime import launcher
 
@@ -65,9 +66,7 @@ dist.destroy_process_group()
 
 
 def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+    return free_ports(1)[0]
 
 
 def emulated_hosts(tmp_path: Path, count: int) -> tuple[list[str], dict[str, str]]:

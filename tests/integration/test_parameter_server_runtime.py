@@ -23,13 +23,13 @@ from multiprocess_runs import (
     PYTHON,
     clean_environ,
     describe,
-    free_ports,
     metric_lines,
     sagemaker_host,
     start,
     wait_all,
 )
 
+from smdist.backends.local.hosts.shared.ports import free_ports
 from smdist.contract.parameter_server import (
     MASTER_PORT,
     PS_PORT,

@@ -18,7 +18,6 @@ from multiprocess_runs import (
     PYTHON,
     clean_environ,
     describe,
-    free_ports,
     metric_lines,
     sagemaker_host,
     start,
@@ -26,6 +25,8 @@ from multiprocess_runs import (
     wait_for,
     weight_checksums,
 )
+
+from smdist.backends.local.hosts.shared.ports import free_ports
 
 pytestmark = [pytest.mark.integration, pytest.mark.tf]
 

@@ -25,11 +25,12 @@ from multiprocess_runs import (
     PYTHON,
     clean_environ,
     describe,
-    free_ports,
     sagemaker_host,
     start,
     wait_all,
 )
+
+from smdist.backends.local.hosts.shared.ports import free_ports
 
 pytestmark = [pytest.mark.integration, pytest.mark.tf]
 

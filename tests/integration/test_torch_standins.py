@@ -16,6 +16,7 @@ import textwrap
 import pytest
 import torch
 
+from smdist.backends.local.hosts.shared.ports import free_ports
 from smdist.runtime.smp import api as smp
 from smdist.runtime.smp.microbatches import MicrobatchSplitError, split_value
 from smdist.runtime.torch_training import (
@@ -38,11 +39,7 @@ MICROBATCHES = 4
 
 
 def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    return free_ports(1)[0]
 
 
 @pytest.fixture(scope="module")

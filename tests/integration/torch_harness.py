@@ -16,7 +16,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -24,6 +23,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from smdist.backends.local.hosts.shared.ports import free_ports
 from smdist.packaging.bundle import entry_points_dir
 
 # The installed package's ready scripts (the source tree's under an editable install): a run
@@ -32,6 +32,7 @@ ENTRY_POINTS = entry_points_dir()
 HOSTS = ("127.0.0.1", "127.0.0.2")
 MARKER = "SMDIST_TEST_JOB"
 JOB_TIMEOUT = 180  # seconds for one launch; these jobs take 5-20 s on two busy cores
+FAILED_GRACE = 60  # seconds the other launchers get once one has failed (torchrun waits 30)
 
 # Launcher variables of an outer job must not leak into the emulated hosts.
 _RENDEZVOUS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "LOCAL_WORLD_SIZE")
@@ -46,9 +47,7 @@ exec sh -c "$*"
 
 
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    return free_ports(1)[0]
 
 
 @dataclass
@@ -130,17 +129,26 @@ class Job:
         return "\n".join(log.read_text(errors="replace") for log in self.logs if log.exists())
 
     def wait(self, timeout: float = JOB_TIMEOUT) -> Job:
-        deadline = time.monotonic() + timeout
+        """Wait for every launcher; a launcher that fails gives the others FAILED_GRACE seconds,
+        so a host left waiting on a rendezvous that will never complete ends the job at once
+        rather than at the timeout."""
+        deadline, reason = time.monotonic() + timeout, f"job did not finish in {timeout} s"
         try:
-            for launcher in self.launchers:
-                launcher.wait(timeout=max(deadline - time.monotonic(), 0.1))
-        except subprocess.TimeoutExpired:
-            self.kill()
-            message = f"job did not finish in {timeout} s; output:\n{self.output}"
-            raise AssertionError(message) from None
+            while any(launcher.poll() is None for launcher in self.launchers):
+                if time.monotonic() > deadline:
+                    self._give_up(reason)
+                failed = any(launcher.poll() not in (None, 0) for launcher in self.launchers)
+                if failed and deadline - time.monotonic() > FAILED_GRACE:
+                    deadline = time.monotonic() + FAILED_GRACE
+                    reason = f"a launcher failed; the others did not end {FAILED_GRACE} s later"
+                time.sleep(0.2)
         finally:
             self.returncodes = [launcher.poll() for launcher in self.launchers]
         return self
+
+    def _give_up(self, reason: str) -> None:
+        self.kill()
+        raise AssertionError(f"{reason}; output:\n{self.output}")
 
     def terminate(self) -> None:
         """SIGTERM, as a stopped job's hosts get it.

@@ -10,9 +10,9 @@ import yaml
 
 import smdist
 from smdist.backends import registry
-from smdist.backends.hyperpod_eks import instance_types
 from smdist.backends.hyperpod_eks.checks import name_problems, refusals
 from smdist.backends.hyperpod_eks.options import HyperPodEksOptions
+from smdist.catalog import hyperpod_instance_types as instance_types
 from smdist.errors import SpecError
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -68,14 +68,6 @@ def test_an_instance_type_hyperpod_cannot_have_is_refused_naming_its_familys_typ
         "is not an instance type a SageMaker HyperPod cluster can have (valid: e.g. ml.p5.48xlarge"
     )
     assert instance_types.same_family("ml.g5.64xlarge")[-1] == "ml.g5.48xlarge"
-
-
-def test_the_hyperpod_instance_types_are_botocores_cluster_instance_types():
-    botocore = pytest.importorskip("botocore.session")
-    model = botocore.get_session().get_service_model("sagemaker")
-    assert set(model.shape_for("ClusterInstanceType").enum) == set(
-        instance_types.CLUSTER_INSTANCE_TYPES
-    )
 
 
 def test_a_channel_must_be_a_folder_of_the_shared_volume():

@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 import smdist
-from smdist.backends.hyperpod_slurm import instance_types
 from smdist.backends.hyperpod_slurm.checks import differences, refusals
+from smdist.catalog import hyperpod_instance_types as instance_types
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 DDP = {"kind": "pytorch_ddp"}

@@ -100,4 +100,16 @@ def test_its_flags_are_submits_and_refused_for_another_backend(tmp_path: Path):
     job.write_text(DDP)
     done = run_smdist("submit", str(job), "--dry-run", "--job-root", "/fsx/x", without_aws=True)
     assert done.returncode == 2
-    assert "--job-root: applies to --backend hyperpod-slurm only" in done.stderr
+    assert "--job-root: applies to --backend hyperpod-slurm or hyperpod-eks only" in done.stderr
+
+
+def test_a_channel_of_the_clusters_file_system_is_not_looked_for_here(tmp_path: Path):
+    """``file:///fsx/...`` names the cluster's shared file system: absent on the submitting
+    machine, it is no reason to refuse a HyperPod job, while a plan for this machine refuses it."""
+    text = DDP + "inputs:\n  train: {uri: 'file:///fsx/smdist-no-such/train'}\n"
+    shown = submit(tmp_path, text, "--head-node", "ubuntu@head", path=str(tmp_path))
+    assert shown.returncode == 0, shown.stderr
+    assert "/fsx/smdist-no-such/train" in shown.stdout
+    job = tmp_path / "job.yaml"
+    here = run_smdist("plan", str(job), cwd=tmp_path)
+    assert "inputs.train.uri: does not exist on this machine" in refused(here, "inputs.train.uri")

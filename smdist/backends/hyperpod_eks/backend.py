@@ -25,6 +25,7 @@ class HyperPodEksBackend(Backend):
     Options = HyperPodEksOptions
     finds_jobs_here = False  # the cluster keeps the jobs
     title = "HyperPod EKS"
+    file_inputs_here = False  # file:///fsx/... is a folder of the shared volume
     lookup_needs = (
         "a kubeconfig (--kubeconfig, $KUBECONFIG or ~/.kube/config) with a context",
         "credentials the cluster accepts (`aws eks update-kubeconfig` writes EKS's)",

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from smdist.backends.hyperpod_eks.instance_types import hyperpod_has, same_family
 from smdist.backends.hyperpod_eks.options import DNS_LABEL, DNS_LABEL_VALID
+from smdist.catalog.hyperpod_instance_types import hyperpod_has, same_family
 from smdist.contract.launch import Launcher
 from smdist.errors import Problem
 from smdist.runtime.settings import TRAINING_SCRIPT

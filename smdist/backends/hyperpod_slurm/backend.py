@@ -27,6 +27,7 @@ class HyperPodSlurmBackend(Backend):
     Options = HyperPodSlurmOptions
     finds_jobs_here = True  # by the record under --root; the job's state comes from Slurm
     title = "HyperPod Slurm"
+    file_inputs_here = False  # file:///fsx/... is the cluster's shared file system
 
     def submission_problems(self, plan: Plan) -> list[Problem]:
         # lazy: this backend's checks, for a job sent to it

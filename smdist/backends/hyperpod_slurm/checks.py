@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from smdist.backends.hyperpod_slurm.instance_types import hyperpod_has, same_family
+from smdist.catalog.hyperpod_instance_types import hyperpod_has, same_family
 from smdist.contract.launch import Launcher
 from smdist.errors import Problem
 

@@ -14,11 +14,8 @@ from typing import IO, TYPE_CHECKING, Any
 from smdist.backends.local.hosts.base import HostSet
 from smdist.backends.local.hosts.folders import hosts_mapping
 from smdist.backends.local.hosts.names import HostNames
-from smdist.backends.local.hosts.shared.names import (
-    choose_host_names,
-    free_ports,
-    names_environment,
-)
+from smdist.backends.local.hosts.shared.names import choose_host_names, names_environment
+from smdist.backends.local.hosts.shared.ports import free_ports
 from smdist.backends.local.hosts.ssh_arguments import HOSTS_VARIABLE
 from smdist.backends.local.processes.environment import JobSettings, write_environment_files
 from smdist.contract.commands import HostPorts

@@ -1,4 +1,4 @@
-"""Names and ports for emulated hosts: ``algo-1`` resolves to its own loopback address.
+"""Names for emulated hosts: ``algo-1`` resolves to its own loopback address.
 
 Scripts written for SageMaker connect to ``SM_HOSTS[0]`` by name. Without editing
 ``/etc/hosts``, ``libnss_wrapper`` (preloaded, reading the file named by ``NSS_WRAPPER_HOSTS``)
@@ -12,15 +12,14 @@ literals instead, which every resolver understands; the caller says so once.
 Hosts in namespaces of their own need none of this: each has its ``eth0`` address on the job's
 network and ``/etc/hosts`` names them all (``hosts.namespaced.switch``).
 
-Ports are chosen free per job (bound together, so they are distinct), because two local jobs
-must never collide and TensorFlow's workers bind every interface.
+Ports are chosen free per job (``ports.free_ports``), because two local jobs must never collide
+and TensorFlow's workers bind every interface.
 """
 
 from __future__ import annotations
 
 import ctypes.util
 import os
-import socket
 import subprocess
 import tempfile
 from functools import lru_cache
@@ -104,17 +103,3 @@ def choose_host_names(count: int) -> HostNames:
     library = nss_wrapper_library()
     names = host_names(count) if library else list(addresses)
     return HostNames(names, addresses, by_name=library is not None, library=library)
-
-
-def free_ports(count: int) -> list[int]:
-    """``count`` distinct TCP ports that nothing listens on, on any interface, right now."""
-    sockets = []
-    try:
-        for _ in range(count):
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            sock.bind(("", 0))
-            sockets.append(sock)
-        return [sock.getsockname()[1] for sock in sockets]
-    finally:
-        for sock in sockets:
-            sock.close()

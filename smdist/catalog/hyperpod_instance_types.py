@@ -1,5 +1,7 @@
 """The instance types a SageMaker HyperPod cluster can have (CreateCluster's
-``ClusterInstanceType``), as dated data: a job planned for another type cannot run on one.
+``ClusterInstanceType``), as dated data for both HyperPod backends: a job planned for another
+type cannot run on one (a Slurm partition has no such nodes; a pod's node selector would wait
+for nodes that never come).
 
 Taken 2026-11-29 from botocore 1.44.8's SageMaker service model (``ClusterInstanceType``, 209
 types); ``tests/unit/test_hyperpod_slurm_checks.py`` compares it with the installed botocore.
