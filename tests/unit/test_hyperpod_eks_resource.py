@@ -78,6 +78,10 @@ def test_the_pod_carries_the_contracts_shared_variables_and_no_host_names():
     assert values["SM_HP_EPOCHS"] == "3" and values["SM_NUM_GPUS"] == "1"
     assert values["NNODES"] == "2" and values["TRAINING_JOB_NAME"] == "hp-1"
     assert values["SMDIST_CHECKPOINT_DIR"] == "/opt/ml/checkpoints"
+    # the script hyperpodrun starts, not the launcher a training job's container would
+    assert (values["SM_USER_ENTRY_POINT"], values["SM_MODULE_NAME"]) == (
+        "pytorch_ddp.py", "pytorch_ddp",
+    )  # fmt: skip
     for name in ("SM_HOSTS", "SM_CURRENT_HOST", "MASTER_ADDR", "RANK", "SM_TRAINING_ENV"):
         assert name not in values
     assert not any("algo-" in value for value in values.values())

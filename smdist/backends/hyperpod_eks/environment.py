@@ -60,10 +60,10 @@ def _host_environment(
 
 
 def pod_environment(
-    plan: Plan, hyperparameters: Mapping[str, str], *, job_name: str, region: str
+    plan: Plan, hyperparameters: Mapping[str, str], *, job_name: str, region: str, script: str
 ) -> dict[str, str]:
     """The variables of every pod of ``plan`` run as ``job_name`` (``hyperparameters``: the
-    wire form, as SageMaker's request carries them)."""
+    wire form, as SageMaker's request carries them; ``script``: what hyperpodrun starts)."""
     launch = plan.launch
     hosts = launch.all_hosts
     each = [
@@ -80,4 +80,8 @@ def pod_environment(
     for name, value in fabric_environment(launch, CONTAINER_INTERFACE).items():
         shared.setdefault(name, value)
     shared[NODES_VARIABLE] = str(len(launch.hosts))
+    # The contract names the program a training job's container starts (smdist's launcher
+    # for the torchrun launch); here hyperpodrun starts the training script itself.
+    shared["SM_USER_ENTRY_POINT"] = script
+    shared["SM_MODULE_NAME"] = script.removesuffix(".py")
     return dict(sorted(shared.items()))

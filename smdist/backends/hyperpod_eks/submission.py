@@ -128,12 +128,12 @@ def build(plan: Plan, options: HyperPodEksOptions) -> EksSubmission:
                            code_uri=f"file://{CODE_DIR}")  # fmt: skip
     wire = dict(submission.wire_hyperparameters)
     arguments = command_line_arguments(split_hyperparameters(decode_hyperparameters(wire))[0])
-    launch, grace = plan.launch, int(options.grace)
+    launch, grace, script = plan.launch, int(options.grace), worker_script(plan) or ""
     settings = PodSettings(
         job_name=name, image=image, instance_type=launch.instance_type,
         command=hyperpodrun_command(len(launch.hosts), launch.processes_per_host,
-                                    worker_script(plan) or "", arguments, grace),
-        environment=pod_environment(plan, wire, job_name=name, region=region),
+                                    script, arguments, grace),
+        environment=pod_environment(plan, wire, job_name=name, region=region, script=script),
         resources=pod_resources(launch.instance_type),
         code_config_map=resource.code_config_map_name(name),
         channels={n: channel_path(s.uri, options) or "" for n, s in plan.spec.inputs.items()},
