@@ -5,6 +5,9 @@ The nodes share this machine's network: ``node1``, ``node2`` ... are Slurm's nam
 127.0.0.11, 127.0.0.12 ... (each slurmd on a port of its own), and libnss_wrapper makes the
 names resolve for the job's processes (``NSS_WRAPPER_HOSTS``), as a cluster's DNS resolves its
 node names. No munge, no accounting (``sacct`` says "accounting storage is disabled").
+
+Every daemon carries its test process's pid (``OWNER``): a stand whose run was killed before it
+could stop its daemons is ended by the next stand that starts.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from smdist.backends.local.hosts.shared.ports import free_ports
 
 PROGRAMS = ("slurmctld", "slurmd", "sbatch", "srun", "scontrol", "squeue", "scancel", "sinfo")
 FIRST_ADDRESS = 11
+OWNER = "SMDIST_SLURM_STAND_OWNER"
 CPUS_PER_NODE = 2
 
 CONFIG = """\
@@ -73,6 +77,7 @@ class SlurmStand:
             "SLURM_CONF": str(self.conf),
             "LD_PRELOAD": nss_wrapper,
             "NSS_WRAPPER_HOSTS": str(self.hosts_file),
+            OWNER: str(os.getpid()),
         }
 
     def write_config(self) -> None:
@@ -106,6 +111,7 @@ class SlurmStand:
         )
 
     def start(self) -> None:
+        end(orphaned())
         self.write_config()
         self._daemon("slurmctld", "-c", "-f", str(self.conf))
         for name in self.names:
@@ -168,6 +174,23 @@ def leftovers(marker: str) -> list[int]:
         except OSError:
             continue
         if marker in command:
+            found.append(int(entry.name))
+    return found
+
+
+def orphaned() -> list[int]:
+    """Processes of stands whose test process is gone (a killed run's daemons and jobs)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        prefix = f"{OWNER}=".encode()
+        owners = [item[len(prefix) :] for item in environ if item.startswith(prefix)]
+        if owners and owners[0].isdigit() and not _alive(int(owners[0])):
             found.append(int(entry.name))
     return found
 
