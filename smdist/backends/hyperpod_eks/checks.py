@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from smdist.backends.hyperpod_eks.options import DNS_LABEL, DNS_LABEL_VALID
-from smdist.catalog.hyperpod_instance_types import hyperpod_has, same_family
+from smdist.checks.hyperpod import cluster_problems
 from smdist.contract.launch import Launcher
 from smdist.errors import Problem
 from smdist.runtime.settings import TRAINING_SCRIPT
@@ -52,7 +52,15 @@ def worker_script(plan: Plan) -> str | None:
 
 def refusals(plan: Plan, options: HyperPodEksOptions) -> list[Problem]:
     """Every reason ``plan`` cannot run as a HyperPodPyTorchJob with ``options``."""
-    return _cluster_problems(plan) + _strategy_problems(plan) + _input_problems(plan, options)
+    return (
+        cluster_problems(
+            plan.spec.cluster,
+            one_type="a HyperPodPyTorchJob here runs one replica set on nodes of one instance type",
+            nodes="the nodes to run on",
+        )
+        + _strategy_problems(plan)
+        + _input_problems(plan, options)
+    )
 
 
 def name_problems(name: str, field: str) -> list[Problem]:
@@ -60,44 +68,6 @@ def name_problems(name: str, field: str) -> list[Problem]:
     if DNS_LABEL.match(name):
         return []
     return [Problem(field, "is not a name Kubernetes takes for the job", name, DNS_LABEL_VALID)]
-
-
-def _cluster_problems(plan: Plan) -> list[Problem]:
-    cluster = plan.spec.cluster
-    problems = []
-    if cluster.instance_groups:
-        problems.append(
-            Problem(
-                "cluster.instance_groups",
-                "a HyperPodPyTorchJob here runs one replica set on nodes of one instance type",
-                [group.name for group in cluster.instance_groups],
-                "cluster.instance_type and cluster.instance_count",
-            )
-        )
-    if cluster.instance_preferences:
-        problems.append(
-            Problem(
-                "cluster.instance_preferences",
-                "a HyperPod cluster's nodes are already there: no instance type is chosen "
-                "when a job starts",
-                [p.instance_type for p in cluster.instance_preferences],
-                "cluster.instance_type: the type of the nodes to run on",
-            )
-        )
-    kind = cluster.instance_type
-    if kind and not cluster.instance_groups and not hyperpod_has(kind):
-        family = same_family(kind)
-        problems.append(
-            Problem(
-                "cluster.instance_type",
-                "is not an instance type a SageMaker HyperPod cluster can have",
-                kind,
-                ", ".join(family)
-                if family
-                else "e.g. ml.p5.48xlarge, ml.g5.12xlarge, ml.trn1.32xlarge, ml.c5.xlarge",
-            )
-        )
-    return problems
 
 
 def _strategy_problems(plan: Plan) -> list[Problem]:

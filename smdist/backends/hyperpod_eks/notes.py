@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from smdist.checks.hyperpod import service_setting_notes
+
 if TYPE_CHECKING:
     from smdist.backends.hyperpod_eks.options import HyperPodEksOptions
     from smdist.planning.plan import Plan
@@ -46,30 +48,10 @@ def differences(plan: Plan, options: HyperPodEksOptions) -> list[str]:
             "no --pvc: model, checkpoints and output live in each pod and are gone with it; a "
             "pod the operator restarts starts over"
         )
-    if spec.checkpoint is not None and spec.checkpoint.s3_uri:
-        notes.append(
-            f"checkpoint.s3_uri ({spec.checkpoint.s3_uri}) is not synced: checkpoints stay in "
-            "the job's checkpoints folder, which a restarted pod reads again"
-        )
-    if spec.output_path:
-        notes.append(
-            f"output_path ({spec.output_path}) is not written: the model stays in the job's "
-            "model folder (no model.tar.gz)"
-        )
-    ignored = [
-        ("spot.enabled", spec.spot.enabled),
-        ("keep_alive", spec.keep_alive),
-        ("network", spec.network.subnets or spec.network.security_group_ids),
-        ("network.isolation", spec.network.isolation),
-        ("retry", spec.retry),
-        ("infra_check", spec.infra_check),
-        ("tensorboard", spec.tensorboard),
-        ("mlflow", spec.mlflow),
-    ]
-    named = [name for name, value in ignored if value]
-    if named:
-        notes.append(
-            f"{', '.join(named)}: settings of a SageMaker training job, without effect on a "
-            "HyperPod cluster's pods"
-        )
+    notes += service_setting_notes(
+        spec,
+        checkpoints="the job's checkpoints folder, which a restarted pod reads again",
+        model="the job's model folder",
+        on="a HyperPod cluster's pods",
+    )
     return notes

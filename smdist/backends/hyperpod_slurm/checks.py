@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from smdist.catalog.hyperpod_instance_types import hyperpod_has, same_family
+from smdist.checks.hyperpod import cluster_problems, service_setting_notes
 from smdist.contract.launch import Launcher
 from smdist.errors import Problem
 
@@ -43,46 +43,16 @@ CHANNEL_VALID = (
 
 def refusals(plan: Plan) -> list[Problem]:
     """Every reason ``plan`` cannot run on a HyperPod Slurm cluster."""
-    return _cluster_problems(plan) + _strategy_problems(plan) + _input_problems(plan)
-
-
-def _cluster_problems(plan: Plan) -> list[Problem]:
-    cluster = plan.spec.cluster
-    problems = []
-    if cluster.instance_groups:
-        problems.append(
-            Problem(
-                "cluster.instance_groups",
-                "an sbatch job runs on the nodes of one partition: a heterogeneous cluster of "
-                "instance groups has no equivalent there",
-                [group.name for group in cluster.instance_groups],
-                "cluster.instance_type and cluster.instance_count (one partition's nodes)",
-            )
+    return (
+        cluster_problems(
+            plan.spec.cluster,
+            one_type="an sbatch job runs on the nodes of one partition: a heterogeneous "
+            "cluster of instance groups has no equivalent there",
+            nodes="one partition's nodes",
         )
-    if cluster.instance_preferences:
-        problems.append(
-            Problem(
-                "cluster.instance_preferences",
-                "a HyperPod cluster's nodes are already there: no instance type is chosen "
-                "when a job starts",
-                [p.instance_type for p in cluster.instance_preferences],
-                "cluster.instance_type: the type of the partition's nodes",
-            )
-        )
-    kind = cluster.instance_type
-    if kind and not cluster.instance_groups and not hyperpod_has(kind):
-        family = same_family(kind)
-        problems.append(
-            Problem(
-                "cluster.instance_type",
-                "is not an instance type a SageMaker HyperPod cluster can have",
-                kind,
-                ", ".join(family)
-                if family
-                else "e.g. ml.p5.48xlarge, ml.g5.12xlarge, ml.trn1.32xlarge, ml.c5.xlarge",
-            )
-        )
-    return problems
+        + _strategy_problems(plan)
+        + _input_problems(plan)
+    )
 
 
 def _strategy_problems(plan: Plan) -> list[Problem]:
@@ -137,32 +107,10 @@ def _input_problems(plan: Plan) -> list[Problem]:
 
 def differences(plan: Plan) -> list[str]:
     """The job's settings that have no effect, or another one, on a HyperPod Slurm cluster."""
-    spec = plan.spec
-    notes = []
-    if spec.checkpoint is not None and spec.checkpoint.s3_uri:
-        notes.append(
-            f"checkpoint.s3_uri ({spec.checkpoint.s3_uri}) is not synced: checkpoints stay in "
-            "the shared checkpoint folder, which a requeued or auto-resumed job reads again"
-        )
-    if spec.output_path:
-        notes.append(
-            f"output_path ({spec.output_path}) is not written: the model stays in the job "
-            "folder's model/ (no model.tar.gz)"
-        )
-    ignored = [
-        ("spot.enabled", spec.spot.enabled),
-        ("keep_alive", spec.keep_alive),
-        ("network", spec.network.subnets or spec.network.security_group_ids),
-        ("network.isolation", spec.network.isolation),
-        ("retry", spec.retry),
-        ("infra_check", spec.infra_check),
-        ("tensorboard", spec.tensorboard),
-        ("mlflow", spec.mlflow),
-    ]
-    named = [name for name, value in ignored if value]
-    if named:
-        notes.append(
-            f"{', '.join(named)}: settings of a SageMaker training job, without effect on a "
-            "HyperPod cluster's nodes"
-        )
-    return notes
+    return service_setting_notes(
+        plan.spec,
+        checkpoints="the shared checkpoint folder, which a requeued or auto-resumed job reads "
+        "again",
+        model="the job folder's model/",
+        on="a HyperPod cluster's nodes",
+    )
