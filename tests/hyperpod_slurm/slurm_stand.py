@@ -19,6 +19,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from smdist.backends.local.hosts.names import HostNames
 from smdist.backends.local.hosts.shared.ports import free_ports
 
 PROGRAMS = ("slurmctld", "slurmd", "sbatch", "srun", "scontrol", "squeue", "scancel", "sinfo")
@@ -98,12 +99,7 @@ class SlurmStand:
                 names=",".join(self.names),
             )
         )
-        lines = [
-            f"{prefix}{address} {name}\n"
-            for name, address in zip(self.names, self.addresses, strict=True)
-            for prefix in ("", "::ffff:")
-        ]
-        self.hosts_file.write_text("".join(lines))
+        self.hosts_file.write_text(HostNames(self.names, self.addresses).hosts_file_text())
 
     def run(self, *argv: str, timeout: float = 60) -> subprocess.CompletedProcess:
         return subprocess.run(

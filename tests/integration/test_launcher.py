@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from smdist.backends.local.hosts.names import HostNames
 from smdist.backends.local.hosts.shared.ports import free_ports
 from smdist.packaging.bundle import entry_points_dir
 from smdist.runtime import launcher
@@ -74,12 +75,8 @@ def emulated_hosts(tmp_path: Path, count: int) -> tuple[list[str], dict[str, str
     if ctypes.util.find_library("nss_wrapper") is None:
         return [f"127.0.0.{n}" for n in range(1, count + 1)], {}
     hosts_file = tmp_path / "hosts"
-    hosts_file.write_text(
-        "".join(
-            f"{address} {name}\n::ffff:{address} {name}\n"
-            for name, address in (("algo-1", "127.0.0.11"), ("algo-2", "127.0.0.12"))
-        )
-    )
+    names = HostNames(["algo-1", "algo-2"], ["127.0.0.11", "127.0.0.12"])
+    hosts_file.write_text(names.hosts_file_text())
     return ["algo-1", "algo-2"][:count], {
         "LD_PRELOAD": "libnss_wrapper.so",
         "NSS_WRAPPER_HOSTS": str(hosts_file),

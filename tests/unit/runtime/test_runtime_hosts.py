@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from smdist.backends.local.hosts.names import HostNames
 from smdist.runtime.hosts import HostsUnresolvedError, wait_for_hosts
 
 REPO = Path(__file__).resolve().parents[3]
@@ -22,10 +23,8 @@ needs_nss_wrapper = pytest.mark.skipif(
 
 
 def hosts_file_lines(*names_and_addresses: tuple[str, str]) -> str:
-    # Both IPv4 and v4-mapped IPv6 lines: torch's store retries forever without the second.
-    return "".join(
-        f"{address} {name}\n::ffff:{address} {name}\n" for name, address in names_and_addresses
-    )
+    names, addresses = zip(*names_and_addresses, strict=True)
+    return HostNames(list(names), list(addresses)).hosts_file_text()
 
 
 def test_hosts_that_resolve_return_at_once():
