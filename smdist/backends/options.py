@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from smdist.errors import OPTION, Problem, SpecError
 
@@ -31,6 +31,17 @@ class Flag:
 
 
 PYTHON_ONLY = Flag(cli=False)
+
+# Options several backends take, meaning the same on each.
+Region = Annotated[str | None, Field(description="AWS region (default: the AWS configuration)")]
+PollSeconds = Annotated[
+    float,
+    Field(gt=0, description="seconds between status polls"),
+    Flag(names="--poll", hidden=True),
+]
+JobName = Annotated[
+    str | None, Field(description="instead of <spec name>-<time>-<random>"), PYTHON_ONLY
+]
 
 
 class BackendOptions(BaseModel):

@@ -13,8 +13,8 @@ from smdist.catalog.hyperpod_instance_types import hyperpod_has, same_family
 from smdist.errors import Problem
 
 if TYPE_CHECKING:
-    from smdist.spec.job import JobSpec
     from smdist.spec.cluster import Cluster
+    from smdist.spec.job import JobSpec
 
 _TYPE_EXAMPLES = "e.g. ml.p5.48xlarge, ml.g5.12xlarge, ml.trn1.32xlarge, ml.c5.xlarge"
 

@@ -59,22 +59,32 @@ def flags(backends: Iterable[Any]) -> list[BackendFlag]:
             flag = _flag_of(field)
             if not flag.cli:
                 continue
+            text = field.description or ""
+            if field.default not in (None, False) and "default" not in text:
+                text += f" (default: {field.default})"
             if name in found:
-                known = found[name]
-                found[name] = BackendFlag(
-                    name, known.names, known.annotation, known.help, known.hidden,
-                    (*known.backends, backend.name),
-                )  # fmt: skip
+                found[name] = _shared(found[name], backend.name, text)
                 continue
             cli_type = _cli_type(field.annotation)
             names = flag.names or f"--{name.replace('_', '-')}"
             if cli_type is bool and "/" not in names and flag.names is None:
                 names = f"{names}/--no-{name.replace('_', '-')}"
-            text = field.description or ""
-            if field.default not in (None, False) and "default" not in text:
-                text += f" (default: {field.default})"
             found[name] = BackendFlag(name, names, cli_type, text, flag.hidden, (backend.name,))
     return list(found.values())
+
+
+def _shared(known: BackendFlag, backend: str, text: str) -> BackendFlag:
+    """``known`` taken by ``backend`` too; where the backends describe it differently, the help
+    says each one's meaning after its name."""
+    help_text = known.help
+    if text != known.help and f"{backend}: " not in help_text:
+        if len(known.backends) == 1:
+            help_text = f"{known.backends[0]}: {help_text}"
+        help_text = f"{help_text}; {backend}: {text}"
+    return BackendFlag(
+        known.field, known.names, known.annotation, help_text, known.hidden,
+        (*known.backends, backend),
+    )  # fmt: skip
 
 
 def parameters(known: list[BackendFlag], several: bool) -> list[inspect.Parameter]:

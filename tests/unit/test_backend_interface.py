@@ -27,9 +27,10 @@ RUN = (
 
 def smdist(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     env_path = f"{PLUGIN}"
+    # COLUMNS: --help's descriptions each on one line, however many flags the backends have
     return subprocess.run(
         [sys.executable, "-c", RUN, *args], cwd=cwd, capture_output=True, text=True,
-        timeout=120, env={**__import__("os").environ, "PYTHONPATH": env_path},
+        timeout=120, env={**__import__("os").environ, "PYTHONPATH": env_path, "COLUMNS": "250"},
     )  # fmt: skip
 
 
@@ -40,15 +41,13 @@ def job(tmp_path: Path) -> Path:
 
 
 def test_a_new_backends_options_are_submit_flags_and_its_dry_run_is_what_it_shows(job):
-    shown = smdist(
-        job.parent, "submit", str(job), "--backend", "toy", "--queue", "gpu", "--dry-run"
-    )
+    shown = smdist(job.parent, "submit", str(job), "--backend", "toy", "--lane", "gpu", "--dry-run")
     assert shown.returncode == 0, shown.stderr
-    assert json.loads(shown.stdout) == {"queue": "gpu", "hosts": ["algo-1", "algo-2"]}
-    assert "note: the toy queue is gpu" in shown.stderr
+    assert json.loads(shown.stdout) == {"lane": "gpu", "hosts": ["algo-1", "algo-2"]}
+    assert "note: the toy lane is gpu" in shown.stderr
     assert not (job.parent / "spool").exists()  # a dry run sends nothing
     helped = smdist(job.parent, "submit", "--help")
-    assert "--queue" in helped.stdout and "the toy cluster's queue" in helped.stdout
+    assert "--lane" in helped.stdout and "the toy cluster's lane" in helped.stdout
 
 
 def test_a_new_backend_is_submitted_to_and_found_again_by_status_and_logs(job):
@@ -56,7 +55,7 @@ def test_a_new_backend_is_submitted_to_and_found_again_by_status_and_logs(job):
     assert sent.returncode == 0, sent.stderr
     assert sent.stdout.strip() == "toy-job-1"
     record = json.loads((job.parent / "spool" / "toy-job-1" / "job.json").read_text())
-    assert record == {"queue": "default", "hosts": ["algo-1", "algo-2"], "status": "Completed"}
+    assert record == {"lane": "default", "hosts": ["algo-1", "algo-2"], "status": "Completed"}
     status = smdist(job.parent, "status", "toy-job-1", "--backend", "toy")
     assert status.returncode == 0, status.stderr
     assert status.stdout.split("\t")[:2] == ["toy-job-1", "Completed"]
@@ -65,9 +64,9 @@ def test_a_new_backend_is_submitted_to_and_found_again_by_status_and_logs(job):
 
 
 def test_a_flag_of_one_backend_given_to_another_is_refused_naming_the_one_that_takes_it(job):
-    done = smdist(job.parent, "submit", str(job), "--backend", "sagemaker", "--queue", "gpu")
+    done = smdist(job.parent, "submit", str(job), "--backend", "sagemaker", "--lane", "gpu")
     assert done.returncode == 2
-    assert "--queue: applies to --backend toy only" in done.stderr
+    assert "--lane: applies to --backend toy only" in done.stderr
     assert not (job.parent / "spool").exists()
 
 

@@ -67,3 +67,14 @@ def test_a_flag_of_another_backend_is_refused_naming_the_backends_that_take_it()
         backend_flags.options_for(sagemaker, {"shm_size": "2gb"}, known)
     problem = error.value.problems[0]
     assert problem.path == "--shm-size" and "sagemaker-local only" in problem.message
+
+
+def test_a_flag_two_backends_describe_differently_says_each_ones_meaning():
+    known = backend_flags.flags(map(registry.get, ("hyperpod-slurm", "hyperpod-eks")))
+    job_root = next(flag for flag in known if flag.field == "job_root")
+    assert job_root.backends == ("hyperpod-slurm", "hyperpod-eks")
+    slurm, eks = job_root.help.split("; hyperpod-eks: ")
+    assert slurm.startswith("hyperpod-slurm: folder on the cluster's shared file system")
+    assert eks.startswith("folder of the shared volume")
+    region = next(flag for flag in known if flag.field == "region")
+    assert region.help == "AWS region (default: the AWS configuration)"  # the same on both

@@ -13,7 +13,7 @@ from typing import Annotated
 
 from pydantic import Field, StrictBool, field_validator
 
-from smdist.backends.options import PYTHON_ONLY, BackendOptions, Flag
+from smdist.backends.options import BackendOptions, JobName, PollSeconds, Region
 
 DNS_LABEL = re.compile(r"\A[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\Z")
 DNS_LABEL_VALID = "at most 63 lower-case letters, digits and '-', starting and ending with one"
@@ -93,17 +93,9 @@ class HyperPodEksOptions(BackendOptions):
         Field(gt=0, le=86400, allow_inf_nan=False,
               description="seconds from SIGTERM to SIGKILL when a pod is stopped"),
     ] = DEFAULT_GRACE  # fmt: skip
-    region: Annotated[
-        str | None, Field(description="AWS region (default: the AWS configuration)")
-    ] = None
-    poll_seconds: Annotated[
-        float,
-        Field(gt=0, description="seconds between status polls"),
-        Flag(names="--poll", hidden=True),
-    ] = DEFAULT_POLL_SECONDS
-    job_name: Annotated[
-        str | None, Field(description="instead of <spec name>-<time>-<random>"), PYTHON_ONLY
-    ] = None
+    region: Region = None
+    poll_seconds: PollSeconds = DEFAULT_POLL_SECONDS
+    job_name: JobName = None
 
     @field_validator("namespace", "queue", "job_name", "service_account", "priority")
     @classmethod

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, field_validator
 
-from smdist.backends.options import PYTHON_ONLY, BackendOptions, Flag
+from smdist.backends.options import BackendOptions, JobName, PollSeconds, Region
 from smdist.contract.program import TORCHRUN_PORT
 
 DEFAULT_JOB_ROOT = "/fsx/smdist"
@@ -86,17 +86,9 @@ class HyperPodSlurmOptions(BackendOptions):
     root: Annotated[
         Path, Field(description="where this machine keeps its records of submitted jobs")
     ] = DEFAULT_ROOT
-    region: Annotated[
-        str | None, Field(description="AWS region (default: the AWS configuration)")
-    ] = None
-    poll_seconds: Annotated[
-        float,
-        Field(gt=0, description="seconds between status polls"),
-        Flag(names="--poll", hidden=True),
-    ] = DEFAULT_POLL_SECONDS
-    job_name: Annotated[
-        str | None, Field(description="instead of <spec name>-<time>-<random>"), PYTHON_ONLY
-    ] = None
+    region: Region = None
+    poll_seconds: PollSeconds = DEFAULT_POLL_SECONDS
+    job_name: JobName = None
 
     @field_validator("job_root")
     @classmethod

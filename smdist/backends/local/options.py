@@ -9,7 +9,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import Field, StrictBool, field_validator
 
-from smdist.backends.options import PYTHON_ONLY, BackendOptions, Flag
+from smdist.backends.options import PYTHON_ONLY, BackendOptions, Flag, JobName
 
 DEFAULT_ROOT = Path(".smdist")
 DEFAULT_GRACE = 30.0
@@ -69,9 +69,7 @@ class LocalOptions(BackendOptions):
         Field(description="the interpreter for the training processes (default: this one)"),
         PYTHON_ONLY,
     ] = None
-    job_name: Annotated[
-        str | None, Field(description="instead of <spec name>-<time>-<random>"), PYTHON_ONLY
-    ] = None
+    job_name: JobName = None
     console: Annotated[
         Any, Field(description="a rich.console.Console for wait(logs=True)"), PYTHON_ONLY
     ] = None

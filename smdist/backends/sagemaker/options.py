@@ -7,14 +7,13 @@ from typing import Annotated, Any
 
 from pydantic import Field, StrictBool
 
-from smdist.backends.options import PYTHON_ONLY, BackendOptions, Flag
+from smdist.backends.options import PYTHON_ONLY, BackendOptions, PollSeconds, Region
 
 DEFAULT_POLL_SECONDS = 10.0
 DEFAULT_LOCAL_MODE_POLL_SECONDS = 0.2
 
 Bucket = Annotated[str | None, Field(description="S3 bucket for the code (default: the SDK's)")]
 Role = Annotated[str | None, Field(description="IAM role ARN when the job file has none")]
-Region = Annotated[str | None, Field(description="AWS region (default: the AWS configuration)")]
 BotoSession = Annotated[Any, Field(description="a boto3.Session to send with"), PYTHON_ONLY]
 
 
@@ -25,11 +24,7 @@ class SageMakerOptions(BackendOptions):
     role: Role = None
     region: Region = None
     boto_session: BotoSession = None
-    poll_seconds: Annotated[
-        float,
-        Field(gt=0, description="seconds between status polls"),
-        Flag(names="--poll", hidden=True),
-    ] = DEFAULT_POLL_SECONDS
+    poll_seconds: PollSeconds = DEFAULT_POLL_SECONDS
 
 
 class LocalModeOptions(BackendOptions):
@@ -61,8 +56,4 @@ class LocalModeOptions(BackendOptions):
     shm_size: Annotated[
         str | None, Field(description="/dev/shm size of each container, e.g. 2gb")
     ] = None
-    poll_seconds: Annotated[
-        float,
-        Field(gt=0, description="seconds between status polls"),
-        Flag(names="--poll", hidden=True),
-    ] = DEFAULT_LOCAL_MODE_POLL_SECONDS
+    poll_seconds: PollSeconds = DEFAULT_LOCAL_MODE_POLL_SECONDS

@@ -19,7 +19,7 @@ class ToyOptions(BackendOptions):
     spool: Annotated[Path, Field(description="where the toy cluster keeps its jobs")] = Path(
         "spool"
     )
-    queue: Annotated[str, Field(description="the toy cluster's queue")] = "default"
+    lane: Annotated[str, Field(description="the toy cluster's lane")] = "default"
 
 
 class ToyJob:
@@ -66,10 +66,10 @@ class ToyBackend(Backend):
     Options = ToyOptions
 
     def dry_run(self, plan, options: ToyOptions) -> dict[str, Any]:
-        return {"queue": options.queue, "hosts": list(plan.launch.hosts)}
+        return {"lane": options.lane, "hosts": list(plan.launch.hosts)}
 
     def show(self, plan, value: dict[str, Any]) -> tuple[str, list[str]]:
-        return json.dumps(value, sort_keys=True), [f"note: the toy queue is {value['queue']}"]
+        return json.dumps(value, sort_keys=True), [f"note: the toy lane is {value['lane']}"]
 
     def send(self, value: dict[str, Any], options: ToyOptions) -> ToyJob:
         folder = options.spool / "toy-job-1"
