@@ -11,13 +11,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from slurm_stand import SlurmStand, end, leftovers, missing_programs
+from slurm_stand import REPO, SlurmStand, end, leftovers, missing_programs
 
 from smdist.backends.local.hosts.shared.names import nss_wrapper_library
 
 SMDIST = [sys.executable, "-m", "smdist.cli.app"]
 HERE = Path(__file__).resolve().parent
-REPO = Path(__file__).resolve().parents[2]
 
 
 def _why_not() -> str | None:

@@ -23,6 +23,7 @@ from smdist.backends.local.hosts.names import HostNames
 from smdist.backends.local.hosts.shared.ports import free_ports
 
 PROGRAMS = ("slurmctld", "slurmd", "sbatch", "srun", "scontrol", "squeue", "scancel", "sinfo")
+REPO = Path(__file__).resolve().parents[2]
 FIRST_ADDRESS = 11
 OWNER = "SMDIST_SLURM_STAND_OWNER"
 CPUS_PER_NODE = 2

@@ -8,7 +8,7 @@ import json
 import time
 from pathlib import Path
 
-from conftest import REPO
+from slurm_stand import REPO
 
 EXAMPLE = REPO / "examples" / "pytorch_ddp.yaml"
 

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from slurm_stand import REPO
 
 EXAMPLES = sorted((REPO / "examples").rglob("*.yaml"))
 RUN_HERE = {"pytorch_ddp.yaml", "pytorch_ddp_torch_distributed.yaml", "smp_v2.yaml"}

@@ -4,7 +4,7 @@ processes, the model sharded and trained."""
 
 from __future__ import annotations
 
-from conftest import REPO
+from slurm_stand import REPO
 
 EXAMPLE = REPO / "examples" / "smp_v2.yaml"
 
