@@ -10,6 +10,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from smdist.backends.base import JobStatus
 from smdist.errors import OPTION, Problem, SpecError
 
 Say = Callable[[str], None]
@@ -50,3 +51,17 @@ class JobView(ABC):
                 OPTION,
             )
         return self
+
+
+class BackendJobView(JobView):
+    """A view of a backend's ``Job`` object (``smdist.backends.base.Job``): its exit code and
+    its logs are the job's own."""
+
+    job: Any
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.job.status in (JobStatus.FAILED, JobStatus.STOPPED) else 0
+
+    def logs(self, follow: bool) -> Iterator[str]:
+        return self.job.logs(follow)

@@ -55,6 +55,18 @@ def cluster_problems(cluster: Cluster, *, one_type: str, nodes: str) -> list[Pro
     return problems
 
 
+def distribution_problems(channel: str, distribution: str, readers: str) -> list[Problem]:
+    """A channel every one of the ``readers`` (nodes, pods) reads whole where it lies: S3's
+    sharding by key has nothing to split."""
+    if distribution == "FullyReplicated":
+        return []
+    why = (
+        f"every {readers[:-1]} reads the same shared folder: S3 keys are not split among "
+        f"{readers} (shard by rank in the script instead)"
+    )
+    return [Problem(f"inputs.{channel}.distribution", why, distribution, "FullyReplicated")]
+
+
 def service_setting_notes(spec: JobSpec, *, checkpoints: str, model: str, on: str) -> list[str]:
     """Notes for the settings of a SageMaker training job that a HyperPod cluster does not
     act on: ``checkpoints`` and ``model`` say where those stay instead, ``on`` what runs."""

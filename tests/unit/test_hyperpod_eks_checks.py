@@ -112,3 +112,11 @@ def test_an_option_kubernetes_would_refuse_is_refused_naming_it(option, value):
     with pytest.raises(SpecError) as raised:
         HyperPodEksOptions.read("hyperpod-eks", {option: value})
     assert [p.path for p in raised.value.problems] == [f"options.{option}"]
+
+
+def test_a_channel_sharded_by_s3_key_is_refused_every_pod_reads_it_whole():
+    shared = HyperPodEksOptions(pvc="fsx-claim")
+    channel = {"uri": "file:///fsx/data/train", "distribution": "ShardedByS3Key"}
+    found = problems(shared, inputs={"training": channel})
+    assert set(found) == {"inputs.training.distribution"}
+    assert found["inputs.training.distribution"].startswith("every pod reads the same shared")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from smdist.backends.hyperpod_eks.options import DNS_LABEL, DNS_LABEL_VALID
-from smdist.checks.hyperpod import cluster_problems
+from smdist.checks.hyperpod import cluster_problems, distribution_problems
 from smdist.contract.launch import Launcher
 from smdist.errors import Problem
 from smdist.runtime.settings import TRAINING_SCRIPT
@@ -119,14 +119,5 @@ def _input_problems(plan: Plan, options: HyperPodEksOptions) -> list[Problem]:
             why = None
         if why is not None:
             problems.append(Problem(f"inputs.{name}.uri", why, uri, valid))
-        if source.distribution != "FullyReplicated":
-            problems.append(
-                Problem(
-                    f"inputs.{name}.distribution",
-                    "every pod reads the same shared folder: S3 keys are not split among pods "
-                    "(shard by rank in the script instead)",
-                    source.distribution,
-                    "FullyReplicated",
-                )
-            )
+        problems += distribution_problems(name, source.distribution, "pods")
     return problems

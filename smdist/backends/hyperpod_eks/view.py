@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import calendar
 import time
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from smdist.backends.base import JobStatus
@@ -12,7 +11,7 @@ from smdist.backends.hyperpod_eks.cluster import Cluster, no_such_job
 from smdist.backends.hyperpod_eks.job import EksJob, last_condition, status_of
 from smdist.backends.hyperpod_eks.pod import MANAGED_BY
 from smdist.backends.job_rows import Row
-from smdist.backends.views import JobView, ReportEnd, Say
+from smdist.backends.views import BackendJobView, ReportEnd, Say
 
 if TYPE_CHECKING:
     from smdist.backends.hyperpod_eks.options import HyperPodEksOptions
@@ -30,7 +29,7 @@ def _pod_line(pod: Any) -> str:
     )
 
 
-class EksJobView(JobView):
+class EksJobView(BackendJobView):
     def __init__(self, job: EksJob, resource: dict[str, Any]) -> None:
         self.job, self.name, self.resource = job, job.name, resource
 
@@ -60,13 +59,6 @@ class EksJobView(JobView):
     def status_document(self) -> dict[str, Any]:
         self.resource = self.job.resource() or self.resource
         return {**self.resource, "smdist_status": status_of(self.resource).value}
-
-    @property
-    def exit_code(self) -> int:
-        return 1 if self.job.status in (JobStatus.FAILED, JobStatus.STOPPED) else 0
-
-    def logs(self, follow: bool) -> Iterator[str]:
-        return self.job.logs(follow)
 
     def stop(self, say: Say, *, wait: bool, poll: float, report_end: ReportEnd) -> None:
         job = self.job

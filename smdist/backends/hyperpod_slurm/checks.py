@@ -11,7 +11,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from smdist.checks.hyperpod import cluster_problems, service_setting_notes
+from smdist.checks.hyperpod import (
+    cluster_problems,
+    distribution_problems,
+    service_setting_notes,
+)
 from smdist.contract.launch import Launcher
 from smdist.errors import Problem
 
@@ -92,16 +96,7 @@ def _input_problems(plan: Plan) -> list[Problem]:
             why = None
         if why is not None:
             problems.append(Problem(f"inputs.{name}.uri", why, uri, CHANNEL_VALID))
-        if source.distribution != "FullyReplicated":
-            problems.append(
-                Problem(
-                    f"inputs.{name}.distribution",
-                    "every node reads the same shared folder: S3 keys are not split among "
-                    "nodes (shard by rank in the script instead)",
-                    source.distribution,
-                    "FullyReplicated",
-                )
-            )
+        problems += distribution_problems(name, source.distribution, "nodes")
     return problems
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -12,10 +11,10 @@ from smdist.backends.base import JobStatus
 from smdist.backends.hyperpod_slurm.job import SlurmJob
 from smdist.backends.hyperpod_slurm.records import names, read_record
 from smdist.backends.job_rows import Row
-from smdist.backends.views import JobView, ReportEnd, Say
+from smdist.backends.views import BackendJobView, ReportEnd, Say
 
 
-class SlurmJobView(JobView):
+class SlurmJobView(BackendJobView):
     def __init__(self, job: SlurmJob) -> None:
         self.job, self.name = job, job.name
 
@@ -52,13 +51,6 @@ class SlurmJobView(JobView):
             "log": str(job.log_path),
             "failure_reason": job.failure_reason,
         }
-
-    @property
-    def exit_code(self) -> int:
-        return 1 if self.job.status in (JobStatus.FAILED, JobStatus.STOPPED) else 0
-
-    def logs(self, follow: bool) -> Iterator[str]:
-        return self.job.logs(follow)
 
     def stop(self, say: Say, *, wait: bool, poll: float, report_end: ReportEnd) -> None:
         job = self.job
