@@ -1,8 +1,8 @@
 """pytorch_horovod.py and tensorflow_horovod.py under real Horovod launchers.
 
-``horovodrun --gloo`` on one host, on two emulated hosts (loopback addresses reached through a
-local ssh stand-in), and a bare ``mpirun`` as SageMaker launches Horovod jobs (when the
-installed Horovod has MPI).
+``horovodrun --gloo`` on one host and on two emulated hosts (loopback addresses reached through
+a local ssh stand-in). The mpirun SageMaker launches Horovod jobs with is the local backend's
+(test_local_backend: test_horovod_under_sagemakers_mpirun_trains_and_saves_once).
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import contextlib
 import os
 import re
 import signal
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,7 @@ from multiprocess_runs import (
     weight_checksums,
 )
 
-hvd = pytest.importorskip("horovod.torch")
+pytest.importorskip("horovod.torch")
 
 pytestmark = [pytest.mark.integration, pytest.mark.horovod]
 
@@ -46,9 +47,16 @@ RESUMED = {
     "tf": r"resuming from .* \(step (\d+)\)",
 }
 COMMON_ARGS = ["--samples", "512", "--batch_size", "16", "--learning_rate", "0.05"]
+STEPS_PER_EPOCH = 512 // (2 * 16)
 FRAMEWORKS = [
     pytest.param("torch", marks=pytest.mark.torch),
     pytest.param("tf", marks=pytest.mark.tf),
+]
+# Each framework's stopped and resumed jobs are made once, on one worker (xdist), for the two
+# tests that read them.
+ONE_WORKER_EACH = [
+    pytest.param("torch", marks=[pytest.mark.torch, pytest.mark.xdist_group("horovod-torch")]),
+    pytest.param("tf", marks=[pytest.mark.tf, pytest.mark.xdist_group("horovod-tf")]),
 ]
 
 
@@ -74,10 +82,15 @@ def rank_lines(output: str, rank: int) -> str:
     return "\n".join(line for line in output.splitlines() if prefix.match(line))
 
 
-def assert_trained_once(run: Run, base: Path, framework: str, steps: int) -> None:
+def assert_trained_once(
+    run: Run, base: Path, framework: str, steps: int, resuming: Run | None = None
+) -> None:
+    """``resuming``: the stopped job ``run`` resumed; the loss fell across both."""
     output = run.output
     metrics = metric_lines(output)
     assert metrics, output
+    if resuming is not None:
+        metrics = metric_lines(resuming.output) + metrics
     assert metrics[-1]["step"] == steps
     assert metrics[-1]["loss"] < metrics[0]["loss"], metrics
     checksums = weight_checksums(output)
@@ -87,24 +100,109 @@ def assert_trained_once(run: Run, base: Path, framework: str, steps: int) -> Non
     assert (base / "model" / MODEL_FILES[framework]).is_file()
 
 
-@pytest.mark.parametrize("framework", FRAMEWORKS)
-def test_horovodrun_gloo_trains_and_saves_once(tmp_path, framework):
-    run, base = launch(
-        tmp_path,
-        "train",
-        horovodrun(),
-        framework,
-        ["--epochs", "2", "--log_every", "4", "--checkpoint_every", "10"],
+def checkpoint_steps(directory: Path) -> list[int]:
+    return sorted(int(p.name.split("-")[1].split(".")[0]) for p in directory.glob("checkpoint-*"))
+
+
+@dataclass(frozen=True)
+class StoppedThenResumed:
+    """A ``horovodrun --gloo`` job stopped by SIGTERM to one rank, what it had left when it
+    ended, and the job that resumed it to the end of its epochs."""
+
+    framework: str
+    stopped: Run
+    stopped_code: int
+    stopped_at: int  # its newest checkpoint's step
+    model_left: bool
+    resumed: Run
+    resumed_code: int
+    base: Path
+    epochs: int  # the resumed job's
+
+
+def stop_then_resume(tmp_path: Path, framework: str) -> StoppedThenResumed:
+    args = ["--log_every", "4", "--checkpoint_every", "10"]
+    run, base = launch(tmp_path, "first", horovodrun(), framework, ["--epochs", "100", *args])
+    checkpoint_dir = base / "checkpoints"
+    wait_for(lambda: any(checkpoint_dir.glob("checkpoint-*")), TIMEOUT, "a checkpoint", [run])
+    ranks = rank_processes(run, SCRIPTS[framework])
+    if sorted(ranks) != [0, 1]:
+        run.kill()
+        raise AssertionError(f"ranks {sorted(ranks)} found\n{describe([run])}")
+    # SageMaker signals every process; signalling one shows the other stops with it.
+    os.kill(ranks[1], signal.SIGTERM)
+    [stopped_code] = wait_all([run], TIMEOUT)
+    stopped_at = checkpoint_steps(checkpoint_dir)[-1]
+    model_left = (base / "model" / MODEL_FILES[framework]).exists()
+    # Two epochs, or more where the stop came late: two checkpoints (every 10 steps) after it.
+    epochs = max(2, -(-(stopped_at + 20) // STEPS_PER_EPOCH))
+    resumed, base = launch(
+        tmp_path, "second", horovodrun(), framework, ["--epochs", str(epochs), *args]
     )
-    assert wait_all([run], TIMEOUT) == [0], describe([run])
-    assert_trained_once(run, base, framework, steps=2 * (512 // 32))
-    assert "2 processes on 1 host(s), Gloo" in run.output
-    assert metric_lines(rank_lines(run.output, 1)) == [], "only rank 0 prints metric lines"
-    # The newest two are kept; the torch loop also keeps the last state (step 32).
-    kept = (30, 32) if framework == "torch" else (20, 30)
+    [resumed_code] = wait_all([resumed], TIMEOUT)
+    return StoppedThenResumed(
+        framework, run, stopped_code, stopped_at, model_left, resumed, resumed_code, base, epochs
+    )
+
+
+@pytest.fixture(scope="module")
+def made() -> dict[str, StoppedThenResumed | Exception]:
+    return {}
+
+
+@pytest.fixture(params=ONE_WORKER_EACH)
+def runs(
+    request: pytest.FixtureRequest,
+    made: dict[str, StoppedThenResumed | Exception],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> StoppedThenResumed:
+    """A framework's job stopped by SIGTERM to one rank, then resumed to the end of its
+    epochs: made once (a failure too, so the tests that share it do not repeat it)."""
+    framework = request.param
+    if framework not in made:
+        try:
+            made[framework] = stop_then_resume(tmp_path_factory.mktemp(framework), framework)
+        except Exception as error:
+            made[framework] = error
+    found = made[framework]
+    if isinstance(found, Exception):
+        raise found
+    return found
+
+
+def test_horovodrun_gloo_trains_and_saves_once(runs: StoppedThenResumed) -> None:
+    run, base, framework = runs.resumed, runs.base, runs.framework
+    assert runs.resumed_code == 0, describe([run])
+    last_step = runs.epochs * STEPS_PER_EPOCH
+    assert_trained_once(run, base, framework, steps=last_step, resuming=runs.stopped)
+    for job in (runs.stopped, run):
+        assert "2 processes on 1 host(s), Gloo" in job.output
+        assert metric_lines(rank_lines(job.output, 1)) == [], "only rank 0 prints metric lines"
+    # The newest two are kept (the stopped job's among the candidates); the torch loop also
+    # keeps the last state.
+    written = set(range(10, last_step + 1, 10)) | ({last_step} if framework == "torch" else set())
+    suffix = "pt" if framework == "torch" else "npz"
     assert sorted(p.name for p in (base / "checkpoints").iterdir()) == [
-        f"checkpoint-{step:09d}.{'pt' if framework == 'torch' else 'npz'}" for step in kept
+        f"checkpoint-{step:09d}.{suffix}" for step in sorted(written)[-2:]
     ]
+
+
+def test_sigterm_to_one_rank_checkpoints_then_resume_continues(runs: StoppedThenResumed) -> None:
+    output, stopped_at = runs.stopped.output, runs.stopped_at
+    assert runs.stopped_code != 0, output
+    # The first rank to exit 143 ends the job (the launcher then terminates the other).
+    assert re.search(r"Process \d exit with status code 143", output), output
+    assert re.search(rf"(stopped at step |stopped by SIGTERM at step=){stopped_at}\b", output)
+    assert not runs.model_left, "a stopped job must not save a final model"
+
+    resumed = runs.resumed.output
+    assert runs.resumed_code == 0, describe([runs.resumed])
+    match = re.search(RESUMED[runs.framework], resumed)
+    assert match and int(match.group(1)) == stopped_at, resumed
+    metrics = metric_lines(resumed)
+    assert stopped_at < metrics[0]["step"], "the resumed job began again from step 0"
+    checksums = weight_checksums(resumed)
+    assert checksums[0] == checksums[1]
 
 
 @pytest.mark.torch
@@ -122,49 +220,6 @@ def test_horovodrun_gloo_on_two_emulated_hosts(tmp_path):
     assert wait_all([run], TIMEOUT) == [0], describe([run])
     assert "2 processes on 2 host(s), Gloo" in run.output
     assert_trained_once(run, base, "torch", steps=512 // 32)
-
-
-@pytest.mark.parametrize("framework", FRAMEWORKS)
-def test_bare_mpirun_as_sagemaker_launches_it(tmp_path, framework):
-    if not hvd.mpi_built():
-        pytest.skip("this Horovod was built without MPI (install with SMDIST_HOROVOD_MPI=1)")
-    mpirun = ["mpirun", "--allow-run-as-root", "--tag-output", "-np", "2", "--bind-to", "none"]
-    run, base = launch(tmp_path, "mpirun", mpirun, framework, ["--epochs", "1", "--log_every", "4"])
-    assert wait_all([run], TIMEOUT) == [0], describe([run])
-    assert "2 processes on 1 host(s), MPI" in run.output
-    assert_trained_once(run, base, framework, steps=512 // 32)
-
-
-@pytest.mark.parametrize("framework", FRAMEWORKS)
-def test_sigterm_to_one_rank_checkpoints_then_resume_continues(tmp_path, framework):
-    script = SCRIPTS[framework]
-    long_run = ["--epochs", "100", "--log_every", "10", "--checkpoint_every", "10"]
-    run, base = launch(tmp_path, "first", horovodrun(), framework, long_run)
-    checkpoint_dir = base / "checkpoints"
-    wait_for(lambda: any(checkpoint_dir.glob("checkpoint-*")), TIMEOUT, "a checkpoint", [run])
-    ranks = rank_processes(run, script)
-    assert sorted(ranks) == [0, 1], describe([run])
-    # SageMaker signals every process; signalling one shows the other stops with it.
-    os.kill(ranks[1], signal.SIGTERM)
-    assert wait_all([run], TIMEOUT) != [0], describe([run])
-    output = run.output
-    # The first rank to exit 143 ends the job (the launcher then terminates the other).
-    assert re.search(r"Process \d exit with status code 143", output), output
-    steps = sorted(int(p.name.split("-")[1].split(".")[0]) for p in checkpoint_dir.iterdir())
-    stopped_at = steps[-1]
-    assert re.search(rf"(stopped at step |stopped by SIGTERM at step=){stopped_at}\b", output)
-    assert not (base / "model" / MODEL_FILES[framework]).exists()
-
-    resumed_run, base = launch(
-        tmp_path, "second", horovodrun(), framework, [*long_run, "--max_steps", str(stopped_at + 5)]
-    )
-    assert wait_all([resumed_run], TIMEOUT) == [0], describe([resumed_run])
-    match = re.search(RESUMED[framework], resumed_run.output)
-    assert match and int(match.group(1)) == stopped_at, resumed_run.output
-    metrics = metric_lines(resumed_run.output)
-    assert metrics[-1]["step"] == stopped_at + 5
-    checksums = weight_checksums(resumed_run.output)
-    assert checksums[0] == checksums[1]
 
 
 @pytest.mark.torch

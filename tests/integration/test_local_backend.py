@@ -11,11 +11,13 @@ import json
 import re
 import tarfile
 import textwrap
+from pathlib import Path
 
 import pytest
 from local_jobs import (
     EXAMPLES,
     SMALL,
+    Run,
     assert_nothing_left,
     checksums,
     free_port,
@@ -41,12 +43,25 @@ STRATEGIES = [
     ),  # fmt: skip
     pytest.param("mwms", marks=pytest.mark.tf, id="mwms"),
 ]
-TOPOLOGIES = [pytest.param(2, 1, id="2hostsx1"), pytest.param(1, 2, id="1hostx2")]
+TOPOLOGIES = {"2hostsx1": (2, 1), "1hostx2": (1, 2)}
+# Run by the tests named, which assert more of the same job.
+RUN_ELSEWHERE = {
+    ("ddp-torchrun-launcher", "1hostx2"),  # test_fit_runs_locally_by_default_and_...
+    ("horovod-pytorch", "1hostx2"),  # test_horovod_under_sagemakers_mpirun_trains_...
+    ("horovod-tensorflow", "1hostx2"),
+}
+EVERY_STRATEGY_AND_TOPOLOGY = [
+    pytest.param(strategy.values[0], *topology, marks=strategy.marks, id=f"{strategy.id}-{name}")
+    for strategy in STRATEGIES
+    for name, topology in TOPOLOGIES.items()
+    if (strategy.id, name) not in RUN_ELSEWHERE
+]
+_METRICS = re.compile(r"\[metrics\] step=(\d+) .*?loss=([-+\d.e]+)")
 
 
-@pytest.mark.parametrize(("hosts", "per_host"), TOPOLOGIES)
-@pytest.mark.parametrize("example", STRATEGIES)
-def test_every_strategy_runs_end_to_end(example, hosts, per_host, tmp_path):
+def run_end_to_end(example: str, tmp_path: Path, hosts: int, per_host: int, *args: str) -> Run:
+    """``smdist run`` of an example, again under torch_exit's rule when a rank aborted at exit
+    after every rank had finished; asserts what every strategy's job must show."""
     # MultiWorkerMirroredStrategy runs one worker per host, whatever was asked.
     world = hosts * (1 if example == "mwms" else per_host)
     run = past_torch_exit_aborts(
@@ -57,7 +72,8 @@ def test_every_strategy_runs_end_to_end(example, hosts, per_host, tmp_path):
             str(hosts),
             "--processes-per-host",
             str(per_host),
-            *SMALL,
+            *args,
+            env={"CI": ""},  # not CI: only the output not being a terminal keeps the status off
         ),  # fmt: skip
         lambda run: (
             run.returncode != 0
@@ -71,9 +87,45 @@ def test_every_strategy_runs_end_to_end(example, hosts, per_host, tmp_path):
     assert len(set(found.values())) == 1, f"replicas diverged: {found}"
     assert "[metrics] step=" in run.output
     assert f"algo-{hosts} " in run.output  # lines are labelled by their host
+    # Written to a file (as to a pipe): the plain lines, no status line, no control sequences.
+    assert "samples/s" not in run.output and "running 00:" not in run.output
+    written = b"".join(log.read_bytes() for log in tmp_path.glob("smdist-run-*.log"))
+    assert b"\x1b" not in written and b"\r" not in written  # as written: read_text drops \r
     model = run.job_dir() / "output" / "model.tar.gz"
     assert [n for n in tar_names(model) if n != "."], "model.tar.gz is empty"
     assert_nothing_left(tmp_path)
+    return run
+
+
+@pytest.mark.parametrize(("example", "hosts", "per_host"), EVERY_STRATEGY_AND_TOPOLOGY)
+def test_every_strategy_runs_end_to_end(example, hosts, per_host, tmp_path):
+    run_end_to_end(example, tmp_path, hosts, per_host, *SMALL)
+
+
+HOROVOD = [
+    pytest.param("horovod_pytorch", "model.pt", marks=[*TORCH, pytest.mark.horovod], id="torch"),
+    pytest.param(
+        "horovod_tensorflow",
+        "1/saved_model.pb",
+        marks=[pytest.mark.tf, pytest.mark.horovod],
+        id="tf",
+    ),  # fmt: skip
+]
+
+
+@pytest.mark.parametrize(("example", "model_file"), HOROVOD)
+def test_horovod_under_sagemakers_mpirun_trains_and_saves_once(example, model_file, tmp_path):
+    """SageMaker launches a Horovod job with one mpirun (here one host, two ranks): the ready
+    script lowers its loss, its ranks agree and the model is saved once. Also the strategy's
+    end-to-end run on one host with two processes (test_every_strategy_runs_end_to_end)."""
+    training = ["epochs=1", "samples=512", "batch_size=16", "learning_rate=0.05", "log_every=4"]
+    run = run_end_to_end(example, tmp_path, 1, 2, *(a for v in training for a in ("-H", v)))
+    assert "2 processes on 1 host(s), MPI" in run.output
+    metrics = [(int(step), float(loss)) for step, loss in _METRICS.findall(run.output)]
+    assert metrics and metrics[-1][0] == 512 // 32, run.output
+    assert metrics[-1][1] < metrics[0][1], metrics
+    assert run.output.count("model saved to") == 1, "the model must be saved by one rank only"
+    assert model_file in tar_names(run.job_dir() / "output" / "model.tar.gz")
 
 
 # ---- scripts written for SageMaker or for torchrun run unchanged ----------------------------
@@ -232,15 +284,26 @@ def test_a_script_written_for_torchrun_runs_unchanged_and_jobs_do_not_collide(tm
 @pytest.mark.smoke
 @pytest.mark.torch
 def test_fit_runs_locally_by_default_and_returns_a_finished_job(tmp_path, capsys):
+    """Also DDP's torchrun launcher end to end on one host with two processes (see
+    test_every_strategy_runs_end_to_end)."""
     import smdist
     from smdist.backends import JobStatus
 
     spec = smdist.load(EXAMPLES / "pytorch_ddp.yaml")
     spec = spec.model_copy(
-        update={"hyperparameters": {"epochs": 1, "max_steps": 4, "samples": 128, "log_every": 2},
+        update={"hyperparameters": {"epochs": 1, "max_steps": 6, "samples": 256, "log_every": 3,
+                                    "batch_size": 16},
                 "output_path": (tmp_path / "artifacts").as_uri()}
     )  # fmt: skip
-    job = smdist.fit(spec, options={"root": tmp_path / ".smdist", "hosts": 1})
+    options = {"root": tmp_path / ".smdist", "hosts": 1, "processes_per_host": 2}
+    job = past_torch_exit_aborts(
+        lambda _: smdist.fit(spec, options=options),
+        lambda job: (
+            job.status is not JobStatus.COMPLETED
+            and sorted(checksums("\n".join(job.logs()))) == [0, 1]  # every rank finished
+            and EXIT_ABORT.search("\n".join(job.logs())) is not None
+        ),
+    )
     assert job.backend == "local"
     assert job.status is JobStatus.COMPLETED, job.failure_reason
     assert job.failure_reason is None
@@ -249,7 +312,9 @@ def test_fit_runs_locally_by_default_and_returns_a_finished_job(tmp_path, capsys
     assert job.model_artifacts == expected.as_uri()
     assert "model.pt" in tar_names(expected)
     lines = list(job.logs())
-    assert any(line.startswith("algo-1") and "[metrics]" in line for line in lines)
+    assert any(line.startswith("algo-1") and "[metrics] step=" in line for line in lines)
+    found = checksums("\n".join(lines))
+    assert sorted(found) == [0, 1] and len(set(found.values())) == 1, found
     record = json.loads((job.job_dir / "job.json").read_text())
     assert (record["status"], record["model_artifacts"]) == ("Completed", job.model_artifacts)
     assert "[metrics]" in capsys.readouterr().out  # wait(logs=True) showed the live stream

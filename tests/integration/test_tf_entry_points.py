@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import signal
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,7 @@ import pytest
 from multiprocess_runs import (
     ENTRY_POINTS,
     PYTHON,
+    Run,
     clean_environ,
     describe,
     metric_lines,
@@ -75,31 +77,63 @@ def start_workers(
     return runs, bases
 
 
-def test_two_workers_train_agree_and_save_once(tmp_path):
-    runs, bases = start_workers(
-        tmp_path,
-        "train",
-        [
-            "--epochs",
-            "3",
-            "--checkpoint_every",
-            "20",
-            "--log_every",
-            "4",
-            "--model_dir",
-            "s3://bucket/job/model",
-        ],
+STEPS_PER_EPOCH = 512 // (2 * 16)
+
+
+@dataclass(frozen=True)
+class StoppedThenResumed:
+    """Two workers stopped by SIGTERM to one of them, what they had left when they ended, and
+    the two that resumed them to the end of their epochs."""
+
+    stopped: list[Run]
+    stopped_codes: list[int]
+    stopped_at: int  # the chief's newest checkpoint's step
+    model_left: bool
+    resumed: list[Run]
+    resumed_codes: list[int]
+    bases: list[Path]
+    epochs: int  # the resumed workers'
+
+
+@pytest.fixture(scope="module")
+def stopped_then_resumed(tmp_path_factory: pytest.TempPathFactory) -> StoppedThenResumed:
+    """Made once for the two tests that read it (they share an xdist group)."""
+    tmp_path = tmp_path_factory.mktemp("stopped-then-resumed")
+    # As SageMaker's TensorFlow estimator passes it: accepted and ignored.
+    args = ["--checkpoint_every", "10", "--log_every", "4", "--model_dir", "s3://bucket/job/model"]
+    runs, bases = start_workers(tmp_path, "first", ["--epochs", "100", *args])
+    chief_checkpoints = bases[0] / "checkpoints"
+    wait_for(lambda: bool(checkpoint_steps(chief_checkpoints)), TIMEOUT, "a checkpoint", runs)
+    # SageMaker signals every host; signalling one worker shows the others follow it.
+    runs[1].process.send_signal(signal.SIGTERM)
+    stopped_codes = wait_all(runs, TIMEOUT)
+    stopped_at = checkpoint_steps(chief_checkpoints)[-1]
+    model_left = (bases[0] / "model" / "1").exists()
+    # Three epochs, or more where the stop came late: two checkpoints (every 10 steps) after it.
+    epochs = max(3, -(-(stopped_at + 20) // STEPS_PER_EPOCH))
+    # Only the chief's folder has the checkpoint; the other worker gets it by broadcast.
+    resumed, bases = start_workers(tmp_path, "second", ["--epochs", str(epochs), *args])
+    resumed_codes = wait_all(resumed, TIMEOUT)
+    return StoppedThenResumed(
+        runs, stopped_codes, stopped_at, model_left, resumed, resumed_codes, bases, epochs
     )
-    codes = wait_all(runs, TIMEOUT)
-    assert codes == [0, 0], describe(runs)
+
+
+@pytest.mark.xdist_group("tf-mwms-stopped-then-resumed")
+def test_two_workers_train_agree_and_save_once(stopped_then_resumed: StoppedThenResumed):
+    runs, bases = stopped_then_resumed.resumed, stopped_then_resumed.bases
+    assert stopped_then_resumed.resumed_codes == [0, 0], describe(runs)
     chief, worker = (run.output for run in runs)
 
     assert "2 replica(s), global batch 32" in chief
-    metrics = metric_lines(chief)
+    # The loss fell over the whole training, across the resume.
+    metrics = metric_lines(stopped_then_resumed.stopped[0].output) + metric_lines(chief)
     assert len(metrics) >= 3, chief
-    assert metrics[-1]["step"] == 3 * (512 // 32)
+    last_step = stopped_then_resumed.epochs * STEPS_PER_EPOCH
+    assert metrics[-1]["step"] == last_step
     assert metrics[-1]["loss"] < metrics[0]["loss"], metrics
-    assert metric_lines(worker) == [], "only the chief prints metric lines"
+    for run in (stopped_then_resumed.stopped[1], runs[1]):
+        assert metric_lines(run.output) == [], "only the chief prints metric lines"
 
     checksums = {**weight_checksums(chief), **weight_checksums(worker)}
     assert sorted(checksums) == [0, 1], describe(runs)
@@ -108,12 +142,61 @@ def test_two_workers_train_agree_and_save_once(tmp_path):
     # The model lands once, in the chief's model directory, as a SavedModel.
     assert (bases[0] / "model" / "1" / "saved_model.pb").is_file()
     assert list((bases[1] / "model").iterdir()) == []
-    # Checkpoints: written by the chief only, newest two kept.
-    assert checkpoint_steps(bases[0] / "checkpoints") == [20, 40]
+    # Checkpoints: written by the chief only, newest two kept (the stopped run's among them).
+    written = list(range(10, last_step + 1, 10))
+    assert checkpoint_steps(bases[0] / "checkpoints") == written[-2:]
     assert list((bases[1] / "checkpoints").iterdir()) == []
 
 
-def test_workers_shard_each_global_batch(tmp_path):
+@pytest.mark.xdist_group("tf-mwms-stopped-then-resumed")
+def test_sigterm_checkpoints_then_resume_continues(stopped_then_resumed: StoppedThenResumed):
+    runs, stopped_at = stopped_then_resumed.stopped, stopped_then_resumed.stopped_at
+    assert stopped_then_resumed.stopped_codes == [143, 143], describe(runs)
+    assert f"stopped at step {stopped_at} on request" in runs[0].output
+    assert not stopped_then_resumed.model_left, "a stopped job must not save a final model"
+
+    runs = stopped_then_resumed.resumed
+    assert stopped_then_resumed.resumed_codes == [0, 0], describe(runs)
+    chief = runs[0].output
+    assert f"(step {stopped_at})" in chief
+    metrics = metric_lines(chief)
+    assert metrics[0]["step"] > stopped_at, "the resumed run began again from step 0"
+    checksums = {**weight_checksums(chief), **weight_checksums(runs[1].output)}
+    assert checksums[0] == checksums[1]
+
+
+@dataclass(frozen=True)
+class Alone:
+    """One process (a one-host job, a world of one) that trained one epoch with batch 32."""
+
+    run: Run
+    code: int
+    folder: Path
+    environ: dict[str, str]
+    args: list[str]
+
+    @property
+    def base(self) -> Path:
+        return self.folder / "opt" / "ml"
+
+
+@pytest.fixture(scope="module")
+def alone(tmp_path_factory: pytest.TempPathFactory) -> Alone:
+    """Made once for the two tests that read it (they share an xdist group)."""
+    folder = tmp_path_factory.mktemp("alone")
+    environ = sagemaker_host(folder / "opt" / "ml", ["algo-1"], "algo-1")
+    # A lone process outside SageMaker: no host list, so no TF_CONFIG and no server to reach.
+    del environ["SM_HOSTS"], environ["SM_CURRENT_HOST"]
+    environ = clean_environ(environ)
+    args = [*COMMON_ARGS, "--batch_size", "32", "--learning_rate", "0.1", "--epochs", "1",
+            "--checkpoint_every", "16"]  # fmt: skip
+    run = start([PYTHON, str(SCRIPT), *args, "--log_every", "0"], folder / "first.log", environ)
+    [code] = wait_all([run], TIMEOUT)
+    return Alone(run, code, folder, environ, args)
+
+
+@pytest.mark.xdist_group("tf-mwms-alone")
+def test_workers_shard_each_global_batch(tmp_path, alone: Alone):
     """Two workers with batch b reach the weights one worker reaches with batch 2b.
 
     Holds only if the two workers read disjoint halves of every global batch: had both read the
@@ -123,73 +206,33 @@ def test_workers_shard_each_global_batch(tmp_path):
     runs, bases = start_workers(
         tmp_path, "pair", steps, explicit_tf_config=False, settings={"SMDIST_COMMUNICATION": "ring"}
     )
-    single_base = tmp_path / "single" / "opt" / "ml"
-    single_env = sagemaker_host(single_base, ["algo-1"], "algo-1")
-    # A lone process outside SageMaker: no host list, so no TF_CONFIG and no server to reach.
-    del single_env["SM_HOSTS"], single_env["SM_CURRENT_HOST"]
-    single = start(
-        [PYTHON, str(SCRIPT), *COMMON_ARGS, *steps, "--batch_size", "32", "--learning_rate", "0.1"],
-        tmp_path / "single.log",
-        clean_environ(single_env),
-    )
-    codes = wait_all([*runs, single], TIMEOUT)
-    assert codes == [0, 0, 0], describe([*runs, single])
+    codes = wait_all(runs, TIMEOUT)
+    assert [*codes, alone.code] == [0, 0, 0], describe([*runs, alone.run])
     assert "2 replica(s), global batch 32, learning rate 0.1" in runs[0].output
-    assert "1 replica(s), global batch 32, learning rate 0.1" in single.output
+    assert "1 replica(s), global batch 32, learning rate 0.1" in alone.run.output
 
     pair_state = np.load(bases[0] / "checkpoints" / "checkpoint-000000016.npz")
-    single_state = np.load(single_base / "checkpoints" / "checkpoint-000000016.npz")
+    single_state = np.load(alone.base / "checkpoints" / "checkpoint-000000016.npz")
     weight_names = sorted(name for name in pair_state.files if name.startswith("model_"))
     assert weight_names
     for name in weight_names:
         np.testing.assert_allclose(pair_state[name], single_state[name], rtol=1e-4, atol=1e-5)
 
 
-def test_sigterm_checkpoints_then_resume_continues(tmp_path):
-    long_run = ["--epochs", "100", "--checkpoint_every", "5", "--log_every", "5"]
-    runs, bases = start_workers(tmp_path, "first", long_run)
-    chief_checkpoints = bases[0] / "checkpoints"
-    wait_for(lambda: bool(checkpoint_steps(chief_checkpoints)), TIMEOUT, "a checkpoint", runs)
-    # SageMaker signals every host; signalling one worker shows the others follow it.
-    runs[1].process.send_signal(signal.SIGTERM)
-    codes = wait_all(runs, TIMEOUT)
-    assert codes == [143, 143], describe(runs)
-    stopped_at = checkpoint_steps(chief_checkpoints)[-1]
-    assert f"stopped at step {stopped_at} on request" in runs[0].output
-    assert not (bases[0] / "model" / "1").exists(), "a stopped job must not save a final model"
-
-    # Only the chief's folder has the checkpoint; the other worker gets it by broadcast.
-    runs, bases = start_workers(tmp_path, "second", [*long_run, "--max_steps", str(stopped_at + 6)])
-    codes = wait_all(runs, TIMEOUT)
-    assert codes == [0, 0], describe(runs)
-    chief = runs[0].output
-    assert f"(step {stopped_at})" in chief
-    metrics = metric_lines(chief)
-    assert metrics[0]["step"] > stopped_at, "the resumed run began again from step 0"
-    assert metrics[-1]["step"] == stopped_at + 6
-    checksums = {**weight_checksums(chief), **weight_checksums(runs[1].output)}
-    assert checksums[0] == checksums[1]
-
-
-def test_a_rerun_whose_checkpoint_is_at_the_end_trains_nothing_and_says_so(tmp_path):
-    """One process (a one-host job), run twice on the same host folder."""
-    base = tmp_path / "opt" / "ml"
-    environ = sagemaker_host(base, ["algo-1"], "algo-1")
-    del environ["SM_HOSTS"], environ["SM_CURRENT_HOST"]  # no TF_CONFIG: a world of one
-    args = [*COMMON_ARGS, "--batch_size", "32", "--epochs", "1", "--checkpoint_every", "16"]
-    runs = []
-    for name in ("first", "again"):
-        run = start([PYTHON, str(SCRIPT), *args], tmp_path / f"{name}.log", clean_environ(environ))
-        assert wait_all([run], TIMEOUT) == [0], describe([run])
-        runs.append(run)
-    first, again = (run.output for run in runs)
-    assert metric_lines(first)[-1]["step"] == 16
-    assert metric_lines(again) == [], again  # no line for steps it did not take
+@pytest.mark.xdist_group("tf-mwms-alone")
+def test_a_rerun_whose_checkpoint_is_at_the_end_trains_nothing_and_says_so(alone: Alone):
+    """The lone process's job, run again on the same host folder (metric lines on this time)."""
+    assert alone.code == 0, describe([alone.run])
+    assert metric_lines(alone.run.output)[-1]["step"] == 16
+    again = start([PYTHON, str(SCRIPT), *alone.args, "--log_every", "4"],
+                  alone.folder / "again.log", alone.environ)  # fmt: skip
+    assert wait_all([again], TIMEOUT) == [0], describe([again])
+    assert metric_lines(again.output) == [], again.output  # no line for steps it did not take
     assert (
         f"nothing left to train: the checkpoint restored from "
-        f"{base / 'checkpoints' / 'checkpoint-000000016.npz'} is at epoch 1 of 1 (step 16)"
-    ) in again
-    assert "model saved to" in again
+        f"{alone.base / 'checkpoints' / 'checkpoint-000000016.npz'} is at epoch 1 of 1 (step 16)"
+    ) in again.output
+    assert "model saved to" in again.output
 
 
 def test_collective_timeout_ends_a_job_whose_peer_hangs(tmp_path):

@@ -1,9 +1,10 @@
 """The four PyTorch entry points train with two ranks, launched as SageMaker launches them.
 
 DDP and SMP v2 run under torchrun (one torchrun per emulated host), SDDP and SMP v1 under
-mpirun (SageMaker's launcher for the smdistributed distributions). Each job must lower its
-loss, end with the same weights on every rank, save the model once from the main rank, and
-survive a SIGTERM: checkpoint, exit, and resume from that checkpoint when started again.
+mpirun (SageMaker's launcher for the smdistributed distributions). Each job must survive a
+SIGTERM (checkpoint, exit, and resume from that checkpoint when started again) and, run on to
+the end of its epochs, have lowered its loss, end with the same weights on every rank and save
+the model once from the main rank.
 """
 
 from __future__ import annotations
@@ -34,12 +35,7 @@ from torch_harness import (
     wait_for_checkpoint,
 )
 
-# One worker runs the whole module, so each entry point's finished run is made once (xdist).
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.torch,
-    pytest.mark.xdist_group("torch_entry_points"),
-]
+pytestmark = [pytest.mark.integration, pytest.mark.torch]
 
 TRAINING = {
     "epochs": 3,
@@ -60,6 +56,10 @@ class EntryPoint:
     hyperparameters: dict
     data_parallel: int = 2  # replicas the two ranks form, each reading its own shard
 
+    @property
+    def steps_per_epoch(self) -> int:
+        return TRAINING["samples"] // (self.data_parallel * TRAINING["batch_size"])
+
 
 ENTRY_POINT_CASES = {
     "ddp-torchrun": EntryPoint("pytorch_ddp.py", start_torchrun, {}),
@@ -78,41 +78,105 @@ ENTRY_POINT_CASES = {
 }
 
 
-@pytest.fixture(scope="module", params=sorted(ENTRY_POINT_CASES))
-def trained(request, tmp_path_factory) -> Job:
-    """One finished two-rank training run per entry point, shared by the tests below."""
-    case = ENTRY_POINT_CASES[request.param]
-    root = tmp_path_factory.mktemp(request.param)
-    job = case.start(root, case.script, {**TRAINING, **case.hyperparameters}, "train")
-    job.wait()
-    assert job.returncodes == [0] * len(job.launchers), job.output
-    return job
+@dataclass(frozen=True)
+class StoppedThenResumed:
+    """An entry point's run stopped by SIGTERM, what it had left when it ended, and the run
+    that resumed it to the end of its epochs."""
+
+    stopped: Job
+    stop_step: int
+    checkpoints_left: list[str]  # by the stopped run, before the resumed one started
+    model_left: bool
+    processes_left: list[int]
+    resumed: Job
+    epochs: int  # the resumed run's
+
+    @property
+    def metrics(self) -> list[dict[str, float]]:
+        """The metric lines of both runs, in order: one training, interrupted once."""
+        return metric_lines(self.stopped.output) + metric_lines(self.resumed.output)
+
+
+def stop_then_resume(case: EntryPoint, root: Path) -> StoppedThenResumed:
+    endless = {**TRAINING, **case.hyperparameters, "epochs": 10_000}
+    stopped = case.start(root, case.script, endless, "stopped")
+    checkpoint_dir = stopped.hosts[0].checkpoint_dir
+    wait_for_checkpoint(stopped, checkpoint_dir)
+    stopped.terminate()
+    stopped.wait()
+    match = STOPPED.search(stopped.output)
+    assert match, stopped.output
+    stop_step = int(match.group(1))
+    left = sorted(path.name for path in checkpoint_dir.glob("checkpoint-*.pt"))
+    model_left = (stopped.hosts[0].model_dir / "model.pt").exists()
+    processes_left = processes_with_marker(stopped.marker)
+    # The job's three epochs, or more where the stop came late: at least one more epoch after it.
+    epochs = max(TRAINING["epochs"], stop_step // case.steps_per_epoch + 2)
+    resumed = case.start(root, case.script, {**endless, "epochs": epochs}, "resumed").wait()
+    assert resumed.returncodes == [0] * len(resumed.launchers), resumed.output
+    return StoppedThenResumed(stopped, stop_step, left, model_left, processes_left, resumed, epochs)
+
+
+# Each entry point's two runs are made once, on one worker (xdist), for all the tests below.
+ONE_WORKER_EACH = [
+    pytest.param(name, marks=pytest.mark.xdist_group(f"torch_entry_points-{name}"), id=name)
+    for name in sorted(ENTRY_POINT_CASES)
+]
+
+
+@pytest.fixture(scope="module")
+def made() -> dict[str, StoppedThenResumed | Exception]:
+    return {}
+
+
+@pytest.fixture(params=ONE_WORKER_EACH)
+def runs(
+    request: pytest.FixtureRequest,
+    made: dict[str, StoppedThenResumed | Exception],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> StoppedThenResumed:
+    """An entry point stopped by SIGTERM, then resumed to the end of its epochs: made once
+    (a failure too, so the tests that share it do not repeat it)."""
+    name = request.param
+    if name not in made:
+        try:
+            made[name] = stop_then_resume(ENTRY_POINT_CASES[name], tmp_path_factory.mktemp(name))
+        except Exception as error:
+            made[name] = error
+    found = made[name]
+    if isinstance(found, Exception):
+        raise found
+    return found
+
+
+def case_of(request: pytest.FixtureRequest) -> EntryPoint:
+    return ENTRY_POINT_CASES[request.node.callspec.params["runs"]]
 
 
 @pytest.mark.smoke
-def test_loss_falls(trained: Job, request: pytest.FixtureRequest) -> None:
-    lines = metric_lines(trained.output)
-    assert len(lines) >= 5, trained.output
+def test_loss_falls(runs: StoppedThenResumed, request: pytest.FixtureRequest) -> None:
+    lines = runs.metrics
+    assert len(lines) >= 5, runs.resumed.output
     first, last = lines[0]["loss"], lines[-1]["loss"]
-    assert last < 0.9 * first, f"loss went from {first} to {last}:\n{trained.output}"
-    replicas = ENTRY_POINT_CASES[request.node.callspec.params["trained"]].data_parallel
-    # 3 epochs x 512 samples / (replicas x 16): 48 steps with two replicas, 96 with one
-    assert lines[-1]["step"] == 3 * 512 // (replicas * 16)
+    assert last < 0.9 * first, f"loss went from {first} to {last}:\n{runs.resumed.output}"
+    # epochs x 512 samples / (replicas x 16): 16 steps an epoch with two replicas, 32 with one
+    assert lines[-1]["step"] == runs.epochs * case_of(request).steps_per_epoch
 
 
-def test_every_rank_ends_with_identical_weights(trained: Job) -> None:
-    digests = checksums(trained.output)
-    assert sorted(digests) == [0, 1], trained.output
-    assert digests[0] == digests[1], trained.output
+def test_every_rank_ends_with_identical_weights(runs: StoppedThenResumed) -> None:
+    digests = checksums(runs.resumed.output)
+    assert sorted(digests) == [0, 1], runs.resumed.output
+    assert digests[0] == digests[1], runs.resumed.output
 
 
-def test_the_model_is_saved_once_by_the_main_rank(trained: Job) -> None:
+def test_the_model_is_saved_once_by_the_main_rank(runs: StoppedThenResumed) -> None:
     import torch
 
     from smdist.runtime.torch_training import build_classifier
 
-    assert trained.output.count("model saved to") == 1, trained.output
-    first, second = trained.hosts
+    resumed = runs.resumed
+    assert resumed.output.count("model saved to") == 1, resumed.output
+    first, second = resumed.hosts
     assert (first.model_dir / "model.pt").is_file()
     if first.model_dir != second.model_dir:
         assert not (second.model_dir / "model.pt").exists()
@@ -120,33 +184,17 @@ def test_the_model_is_saved_once_by_the_main_rank(trained: Job) -> None:
     build_classifier(32, 4, TRAINING["hidden_size"]).load_state_dict(weights)
 
 
-@pytest.mark.parametrize("name", sorted(ENTRY_POINT_CASES))
-def test_a_sigterm_run_checkpoints_and_the_next_run_resumes_there(name: str, tmp_path) -> None:
-    case = ENTRY_POINT_CASES[name]
-    endless = {**TRAINING, **case.hyperparameters, "epochs": 10_000}
-    stopped = case.start(tmp_path, case.script, endless, "stopped")
-    checkpoint_dir = stopped.hosts[0].checkpoint_dir
-    wait_for_checkpoint(stopped, checkpoint_dir)
-    stopped.terminate()
-    stopped.wait()
-
-    match = STOPPED.search(stopped.output)
-    assert match, stopped.output
-    stop_step = int(match.group(1))
-    newest = sorted(checkpoint_dir.glob("checkpoint-*.pt"))[-1]
-    assert newest.name == f"checkpoint-{stop_step:09d}.pt"
-    assert not (stopped.hosts[0].model_dir / "model.pt").exists()
-    assert not processes_with_marker(stopped.marker)
-
-    resumed = case.start(tmp_path, case.script, {**endless, "max_steps": stop_step + 10}, "resumed")
-    resumed.wait()
-    assert resumed.returncodes == [0] * len(resumed.launchers), resumed.output
-    assert f"resuming from checkpoint step={stop_step}" in resumed.output
-    steps = [line["step"] for line in metric_lines(resumed.output)]
-    assert stop_step < steps[0] <= stop_step + TRAINING["log_every"], resumed.output
-    assert steps[-1] == stop_step + 10
-    digests = checksums(resumed.output)
-    assert len(digests) == 2 and len(set(digests.values())) == 1, resumed.output
+def test_a_sigterm_run_checkpoints_and_the_next_run_resumes_there(
+    runs: StoppedThenResumed,
+) -> None:
+    stop_step = runs.stop_step
+    assert runs.checkpoints_left[-1] == f"checkpoint-{stop_step:09d}.pt", runs.stopped.output
+    assert not runs.model_left, "a run stopped by SIGTERM saved the model"
+    assert not runs.processes_left
+    resumed = runs.resumed.output
+    assert f"resuming from checkpoint step={stop_step}" in resumed
+    steps = [line["step"] for line in metric_lines(resumed)]
+    assert stop_step < steps[0] <= stop_step + TRAINING["log_every"], resumed
 
 
 @pytest.mark.parametrize("script", sorted({case.script for case in ENTRY_POINT_CASES.values()}))
