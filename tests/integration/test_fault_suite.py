@@ -209,9 +209,14 @@ def test_a_field_path_with_a_right_to_left_override_is_shown_escaped(tmp_path):
     assert "\\u202ednik" in shown and "k\\u0456nd2" in shown
 
 
+# Steps of a restartable job: the kill at step 400 leaves four times as many for it to land
+# mid-training on a loaded machine; each run trains all of them, so no more.
+MAX_STEPS = 2000
+
+
 def restartable_job(tmp_path: Path, name: str) -> Path:
     """The ready DDP entry point with one restart, long enough to lose a rank mid-training."""
-    values = {"epochs": 100000, "max_steps": 3000, "samples": 256, "batch_size": 16,
+    values = {"epochs": 100000, "max_steps": MAX_STEPS, "samples": 256, "batch_size": 16,
               "log_every": 100, "checkpoint_every": 200}  # fmt: skip
     job = tmp_path / f"{name}.yaml"
     job.write_text(
@@ -537,8 +542,10 @@ def test_a_stopped_rank_fails_the_job_through_the_collective_timeout(tmp_path):
     continued): its peer's collective times out, the job fails naming the timeout, the frozen
     rank is killed after the grace period, and nothing is left."""
     job = restartable_job(tmp_path, "frozen")
-    spec = job.read_text().replace("max_restarts: 1", "max_restarts: 0, collective_timeout: 10")
-    job.write_text(spec.replace("max_steps: 3000", "max_steps: 1000000"))
+    # 5 s: as short as a loaded machine's slow start of the ranks allows (the same timeout
+    # bounds their joining the group); the freeze is waited out for this long.
+    spec = job.read_text().replace("max_restarts: 1", "max_restarts: 0, collective_timeout: 5")
+    job.write_text(spec.replace(f"'max_steps': {MAX_STEPS}", "'max_steps': 1000000"))
     run = signal_rank_mid_training(job, tmp_path, 200, signal.SIGSTOP, "--grace", "2")
     assert run.returncode == 1, run.output
     assert "Failed" in run.output

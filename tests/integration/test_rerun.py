@@ -100,7 +100,8 @@ def test_a_fresh_job_that_writes_no_checkpoint_leaves_the_kept_ones_alone(after_
     store = tmp_path / ".smdist" / "checkpoints" / "pytorch-ddp"
     earlier = {path.name: path.read_bytes() for path in store.iterdir()}
 
-    failed = smdist_run(MAIN_JOB, tmp_path, "-H", "batch_size=0", "--fresh")
+    # One host: the store is the job's, whatever its hosts, and the entry point fails alike.
+    failed = smdist_run(MAIN_JOB, tmp_path, "-H", "batch_size=0", "--fresh", "--hosts", "1")
     assert failed.returncode == 1, failed.output
     assert "batch_size=0 must be greater than 0" in failed.output
     assert f"the job wrote no checkpoints; {store} keeps what it held" in failed.output
