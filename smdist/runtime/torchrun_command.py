@@ -122,4 +122,3 @@ def when_ready_prefix(
     """What comes before torchrun's arguments to start it through ``helper`` (a host's copy of
     ``torchrun_when_ready.py``) once ``host:port``, the first host's store, answers."""
     return [python, str(helper), host, str(port), f"{seconds:g}", "--"]
-
