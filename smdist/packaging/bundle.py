@@ -93,14 +93,25 @@ def _generated(text: str, name: str) -> Path:
     return path
 
 
+def _own_modules(root: Path) -> list[str]:
+    """Sorted relative POSIX paths of the modules of one of smdist's own packages.
+
+    smdist's packages hold its modules and their bytecode only, so a walk for ``*.py`` lists
+    what ships; the user's directories go through the manifest (ignore files, secrets).
+    """
+    return sorted(
+        path.relative_to(root).as_posix()
+        for path in root.rglob("*.py")
+        if "__pycache__" not in path.relative_to(root).parts
+    )
+
+
 def _runtime_files() -> list[tuple[Path, str]]:
     """``smdist.runtime`` and ``smdist.contract``, the in-container code, as they ship."""
     files = []
     for root in (runtime_dir(), runtime_dir().parent / "contract"):
         files += [
-            (root / relative, f"smdist/{root.name}/{relative}")
-            for relative in source_files(root)
-            if relative.endswith(".py")
+            (root / relative, f"smdist/{root.name}/{relative}") for relative in _own_modules(root)
         ]
     return files
 
@@ -119,8 +130,8 @@ def _bundle(plan: Plan) -> tuple[list[tuple[Path, str]], Manifest | None]:
     found: Manifest | None = None
     if plan.source_dir is None:
         root = entry_points_dir()
-        for relative in source_files(root):
-            if relative.endswith(".py") and relative != "__init__.py":
+        for relative in _own_modules(root):
+            if relative != "__init__.py":
                 entries[relative] = root / relative
     else:
         found = build_manifest(plan.source_dir)

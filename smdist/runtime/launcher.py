@@ -1,9 +1,11 @@
 """Start torchrun on each SageMaker host: the pytorch_ddp strategy's ``torchrun`` launcher mode.
 
 SageMaker starts one process per host, the entry point (``launch_torchrun.py``), with the job's
-hyperparameters as ``--name value`` arguments. This module turns that into
-``python -m torch.distributed.run`` with its rendezvous on the first host, so restarts
-(``--max_restarts``) and per-GPU worker processes come from torchrun itself.
+hyperparameters as ``--name value`` arguments. This module turns that into torchrun
+(``python -m torch.distributed.run``'s arguments) with its rendezvous on the first host, so
+restarts (``--max_restarts``) and per-GPU worker processes come from torchrun itself. torchrun
+runs in the launcher's own process (``torchrun_here``): no second Python starts and imports
+torch beside it.
 
 The rendezvous follows ``max_restarts``. With restarts, every host's torchrun joins a c10d
 rendezvous, the one that coordinates a restart across hosts (torchrun's ``--max_restarts`` hangs
@@ -27,17 +29,18 @@ node ranks and the rendezvous host are theirs. A host of any other group runs th
 as a plain process with the same arguments, as SageMaker's toolkit runs it there.
 
 On every host but the first, torchrun starts once the first host's rendezvous store answers
-(``torchrun_when_ready.py``: torch is imported first, then the port is polled): a torchrun that
-gets there before the store would back off 250-750 ms, and the job would start that much later.
+(torch is imported first, then the port is polled): a torchrun that gets there before the store
+would back off 250-750 ms, and the job would start that much later.
 
-The launcher waits (bounded) for every host to resolve, adds NCCL defaults on GPU hosts,
-forwards SIGTERM / SIGINT to torchrun (which then stops its workers; SIGKILL would orphan
-them) and exits with torchrun's exit code, or 143 when a SIGTERM stopped it (torchrun itself
-exits 1 then). Bad arguments exit 2 before anything starts.
+The launcher waits (bounded) for every host to resolve and adds NCCL defaults on GPU hosts;
+then torch's handlers own SIGTERM / SIGINT (they stop the workers) and the launcher exits with
+torchrun's exit code, or 128 + the signal that stopped it (143 for SIGTERM, where a torchrun
+process exits 1). Bad arguments exit 2 before anything starts. A host outside the
+distribution's groups runs its script as a child, with SIGTERM / SIGINT forwarded to it.
 
 ``main`` ties the parts together and this module re-exports their names: the settings
-(``launcher_args``), the command line (``torchrun_command``) and the child that receives the
-forwarded signals (``signal_forwarding``).
+(``launcher_args``), the command line (``torchrun_command``), torchrun in this process
+(``torchrun_here``) and the child that receives forwarded signals (``signal_forwarding``).
 """
 
 from __future__ import annotations
@@ -73,9 +76,9 @@ from .signal_forwarding import run_forwarding_signals
 from .torchrun_command import (
     build_torchrun_command,
     installed_torch_version,
-    started_when_store_answers,
     torch_supports_local_addr,
 )
+from .torchrun_here import run_torchrun_here
 
 __all__ = [
     "CONFIG_ERROR_EXIT_CODE",
@@ -116,7 +119,7 @@ def main(
     search_dirs: Sequence[Path] | None = None,
 ) -> int:
     """Launch torchrun for this host; returns the exit code for ``sys.exit``."""
-    logging.basicConfig(level=logging.INFO, format="smdist-launcher: %(message)s")
+    _log_to_stderr()
     argv = sys.argv[1:] if argv is None else argv
     environ = os.environ if environ is None else environ
     if search_dirs is None:
@@ -166,6 +169,18 @@ def main(
     return start_torchrun(command, sagemaker, current_host, port, child_env)
 
 
+def _log_to_stderr() -> None:
+    """smdist's lines as ``smdist-launcher: ...``; torch's, once torchrun runs in this
+    process, as torchrun prints them (the root logger is left alone)."""
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("smdist-launcher: %(message)s"))
+    own = logging.getLogger("smdist")
+    if not own.handlers:
+        own.addHandler(handler)
+    own.setLevel(logging.INFO)
+    own.propagate = False
+
+
 def child_environment(
     environ: Mapping[str, str], launch: Launch | None, gpus: int, max_restarts: int
 ) -> dict[str, str]:
@@ -212,14 +227,15 @@ def start_torchrun(
     port: int,
     child_env: Mapping[str, str],
 ) -> int:
-    """Run ``command``, forwarding signals: on the first host at once (its store is the
-    rendezvous), on the others once that store answers; returns torchrun's exit code."""
+    """Run ``command`` (a ``python -m torch.distributed.run`` line) in this process: on the
+    first host at once (its store is the rendezvous), on the others once that store answers;
+    returns torchrun's exit code (128 + the signal when a signal stopped it)."""
+    arguments = command[3:]
     if sagemaker.node_rank() == 0:
         logger.info("host %s: %s", current_host, shlex.join(command))
-        return run_forwarding_signals(command, child_env)
+        return run_torchrun_here(arguments, child_env)
     logger.info(
         "host %s: %s (once %s:%d, the first host's store, answers)",
         current_host, shlex.join(command), sagemaker.main_address, port,
     )  # fmt: skip
-    waiting = started_when_store_answers(command, sagemaker.main_address, port)
-    return run_forwarding_signals(waiting, child_env)
+    return run_torchrun_here(arguments, child_env, store=(sagemaker.main_address, port))

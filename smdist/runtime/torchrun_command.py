@@ -1,5 +1,7 @@
 """The torchrun command line for one host (static or c10d rendezvous), whether the installed
-torch takes ``--local_addr``, and the line that starts it once the first host's store answers."""
+torch takes ``--local_addr``, and the line that starts torchrun once the first host's store
+answers (for the hosts of SageMaker's torch_distributed launcher, which the local backend
+starts)."""
 
 from __future__ import annotations
 
@@ -120,14 +122,3 @@ def when_ready_prefix(
     """What comes before torchrun's arguments to start it through ``helper`` (a host's copy of
     ``torchrun_when_ready.py``) once ``host:port``, the first host's store, answers."""
     return [python, str(helper), host, str(port), f"{seconds:g}", "--"]
-
-
-def started_when_store_answers(
-    command: Sequence[str], host: str, port: int, seconds: float = STORE_WAIT_SECONDS
-) -> list[str]:
-    """``command`` (a ``python -m torch.distributed.run`` line) for a host other than the
-    first: run by ``torchrun_when_ready.py``, which imports torch, waits until ``host:port``
-    (the first host's store) answers, then runs torchrun with the same arguments."""
-    if list(command[1:3]) != ["-m", "torch.distributed.run"]:
-        raise ValueError(f"not a torchrun command line: {list(command)[:3]}")
-    return [*when_ready_prefix(command[0], host, port, seconds=seconds), *command[3:]]

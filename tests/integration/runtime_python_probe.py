@@ -91,6 +91,15 @@ with open(os.environ["PROBE_RECORD"], "w") as handle:
     json.dump({"argv": sys.argv, "env": {n: os.environ.get(n) for n in names}}, handle)
 """
 
+# torchrun's module as the launcher imports it: ``main(args)`` records what torchrun was given.
+TORCHRUN_RECORDER = """import json, os
+def main(args=None):
+    with open(os.environ["PROBE_RECORD"], "w") as handle:
+        json.dump({"argv": ["torchrun"] + list(args)}, handle)
+"""
+SIGNAL_EXCEPTION = "class SignalException(Exception):\n    pass\n"
+CHILD_FAILED = "class ChildFailedError(Exception):\n    pass\n"
+
 
 def contract(bundle, work):
     from pathlib import Path
@@ -196,13 +205,18 @@ def contract(bundle, work):
         except SystemExit as stop:
             results["driver_" + launch] = {"exit": stop.code, "ran": read_json(record)}
 
-    # smdist's torchrun launcher, starting a torch.distributed.run that records its argv.
+    # smdist's torchrun launcher, running (in its own process) a torchrun that records its
+    # arguments and environment.
     fake = os.path.join(work, "fake")
     for relative, text in (
         ("torch/__init__.py", ""),
         ("torch/version.py", "__version__ = '2.1.0'\n"),
         ("torch/distributed/__init__.py", ""),
-        ("torch/distributed/run.py", RECORDER),
+        ("torch/distributed/run.py", TORCHRUN_RECORDER),
+        ("torch/distributed/elastic/__init__.py", ""),
+        ("torch/distributed/elastic/multiprocessing/__init__.py", ""),
+        ("torch/distributed/elastic/multiprocessing/api.py", SIGNAL_EXCEPTION),
+        ("torch/distributed/elastic/multiprocessing/errors.py", CHILD_FAILED),
     ):
         write(os.path.join(fake, relative), text)
     sys.path.insert(0, fake)  # the launcher reads torch's version before it starts torchrun
@@ -220,8 +234,10 @@ def contract(bundle, work):
     }
     try:
         exit_code = launcher.main(["--epochs", "3"], environ, [Path(code)])
-    finally:
-        sys.path.remove(fake)  # the imports that follow must see the interpreter's own torch
+    finally:  # the imports that follow must see the interpreter's own torch
+        sys.path.remove(fake)
+        for name in [name for name in sys.modules if name.split(".")[0] == "torch"]:
+            del sys.modules[name]
     results["launcher"] = {"exit": exit_code, "ran": read_json(record)}
     return results
 
