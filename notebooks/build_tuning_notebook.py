@@ -1,9 +1,10 @@
 """Write ``06_tuning.ipynb``: a search on this machine first, then the same spec on SageMaker.
 
-The notebook tunes a PyTorch DDP job's learning rate and batch size with ``smdist.tune``: eight
-trials, each a real local job on two emulated hosts, shown as a table and a plot; then the same
-spec as a SageMaker tuning job (sent when AWS settings are present, otherwise its dry-run
-request). Stored executed, like the strategy notebooks: after changing the cells run
+The notebook tunes a PyTorch DDP job's learning rate and batch size with ``smdist.tune``: four
+trials (a small search, each trial being a whole distributed job), each a real local job on two
+emulated hosts, shown as a table and a plot; then the same spec as a SageMaker tuning job (sent
+when AWS settings are present, otherwise its dry-run request). Stored executed, like the
+strategy notebooks: after changing the cells run
 ``python notebooks/build_tuning_notebook.py --execute`` (needs torch, optuna, pandas and
 matplotlib). ``tests/integration/test_tuning_notebook.py`` checks the stored cells equal these
 and the stored outputs have a fresh run's shape.
@@ -48,7 +49,7 @@ spec = smdist.JobSpec(
             "batch_size": {"type": "categorical", "values": [32, 64]},
         },
         "strategy": "Bayesian",
-        "max_jobs": 8,
+        "max_jobs": 4,  # each trial is a whole job: raise it for a real search
         "max_parallel_jobs": 2,
         "random_seed": 1,
     },
@@ -91,7 +92,7 @@ def cells() -> list:
             "job whose every trial is the job `smdist submit` sends, distribution included."
         ),
         new_code_cell(_SETUP),
-        new_markdown_cell("## The search on this machine: 8 trials × 2 emulated hosts"),
+        new_markdown_cell("## The search on this machine: 4 trials × 2 emulated hosts"),
         new_code_cell(_LOCAL),
         new_code_cell('result.dataframe().drop(columns=["name", "model"])'),
         new_code_cell("import matplotlib.pyplot as plt\n\nresult.plot()\nplt.show()"),

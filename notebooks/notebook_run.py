@@ -1,8 +1,9 @@
 """Execute a strategy notebook against the local backend and scrub what a run leaves in it.
 
-Shared by ``build_notebooks.py --execute`` (which stores the notebooks executed) and the test
-that runs them fresh, so both execute the same way: streams coalesced, no timing metadata, the
-job directory under the notebook's working directory. Scrubbing replaces the values that differ
+Shared by ``build_notebooks.py --execute`` (which stores the notebooks executed, each in a kernel
+of its own) and the test that runs them fresh (one kernel for all, ``execute_each``), so both
+execute the same way: streams coalesced, no timing metadata, the job directory under the
+notebook's working directory. Scrubbing replaces the values that differ
 on every run or machine (that directory, the job name's time-and-random suffix, the code
 bundle's digest) with fixed placeholders, so a stored notebook names no machine path.
 """
@@ -10,7 +11,9 @@ bundle's digest) with fixed placeholders, so a stored notebook names no machine 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import nbformat
 
@@ -25,15 +28,10 @@ AWS_VARIABLES = (
 )
 
 
-def execute(notebook: nbformat.NotebookNode, workdir: Path) -> nbformat.NotebookNode:
-    """Run ``notebook`` in place with ``workdir`` as its directory (jobs land there).
-
-    The caller unsets AWS_VARIABLES first. Streams are coalesced so that one cell's prints are
-    one output however the kernel flushed them; no timing metadata is recorded.
-    """
+def _client(notebook: nbformat.NotebookNode, workdir: Path) -> Any:
     import nbclient
 
-    client = nbclient.NotebookClient(
+    return nbclient.NotebookClient(
         notebook,
         timeout=600,
         kernel_name="python3",
@@ -41,8 +39,54 @@ def execute(notebook: nbformat.NotebookNode, workdir: Path) -> nbformat.Notebook
         coalesce_streams=True,
         record_timing=False,
     )
-    client.execute()
+
+
+def execute(notebook: nbformat.NotebookNode, workdir: Path) -> nbformat.NotebookNode:
+    """Run ``notebook`` in place with ``workdir`` as its directory (jobs land there).
+
+    The caller unsets AWS_VARIABLES first. Streams are coalesced so that one cell's prints are
+    one output however the kernel flushed them; no timing metadata is recorded.
+    """
+    _client(notebook, workdir).execute()
     return notebook
+
+
+def execute_each(
+    runs: Sequence[tuple[nbformat.NotebookNode, Path]],
+) -> list[BaseException | None]:
+    """Run each notebook in place, in turn, as ``execute`` does, but all in one kernel; returns
+    what each raised (None when every cell ran), so that one failure spares the others.
+
+    Before each notebook the kernel's namespace is emptied (``%reset -f``) and it moves to the
+    notebook's directory: every notebook runs from nothing of the ones before, but finds their
+    modules imported. That is the point: a kernel of its own would import smdist, matplotlib
+    and the SageMaker SDK again (over 10 s of CPU for the SDK alone) for every notebook.
+    """
+    if not runs:
+        return []
+    client = _client(*runs[0])
+    raised: list[BaseException | None] = []
+    with client.setup_kernel():
+        for notebook, workdir in runs:
+            client.nb = notebook
+            client.reset_execution_trackers()
+            try:
+                _start_afresh(client, workdir)
+                for index, cell in enumerate(notebook.cells):
+                    client.execute_cell(cell, index, execution_count=client.code_cells_executed + 1)
+            except Exception as error:  # the notebook's failure, for its own test to raise
+                raised.append(error)
+            else:
+                raised.append(None)
+    return raised
+
+
+def _start_afresh(client: Any, workdir: Path) -> None:
+    """Empty the kernel's namespace and move it to ``workdir`` (a silent cell of no notebook)."""
+    code = f"%reset -f\nimport os\nos.chdir({str(workdir)!r})\ndel os"
+    reply = client.wait_for_reply(client.kc.execute(code, silent=True, store_history=False))
+    if reply is None or reply["content"]["status"] != "ok":
+        raise RuntimeError(f"the kernel could not start a notebook afresh: {reply}")
 
 
 # Values that differ on every run or machine, and what the stored notebook shows instead.

@@ -52,10 +52,15 @@ DDP_SCRIPT = """
     dist.destroy_process_group()
 """
 
-# A plain script (no framework import) reporting ``level`` as its loss each epoch; a level of 5
-# or more is a lagging trial, and slow, so that only a stop ends it early. "bad" values fail.
+# A plain script (no framework import) reporting ``level`` as its loss each epoch; "bad" values
+# fail. A level of 5 or more is a lagging trial, and slow (``--lag`` seconds an epoch, or ``--nap``
+# x 10), so that only a stop ends it early. With ``--gate``, every trial but a study's first
+# waits until that file exists (each of its processes says so in ``<gate>.waiting``): a test
+# holds a search with one trial done and one running for as long as it needs, then lets it go,
+# rather than sleeping a guess.
 PLAIN_SCRIPT = """
     import argparse
+    import os
     import sys
     import time
 
@@ -64,13 +69,21 @@ PLAIN_SCRIPT = """
     parser.add_argument("--kind", default="good")
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--nap", type=float, default=0.0)
+    parser.add_argument("--lag", type=float, default=0.0)
+    parser.add_argument("--gate")
     parser.add_argument("--model_dir")  # the TensorFlow toolkit passes it
     args = parser.parse_args()
     if args.kind == "bad":
         sys.exit("this kind never trains")
+    if args.gate and not os.environ["TRAINING_JOB_NAME"].endswith("-0"):
+        with open(args.gate + ".waiting", "a") as waiting:
+            waiting.write("waiting\\n")
+        while not os.path.exists(args.gate):
+            time.sleep(0.05)
     for epoch in range(args.epochs):
         print(f"[metrics] epoch={epoch} loss={args.level + 1.0 / (epoch + 1):.4f}", flush=True)
-        time.sleep(args.nap * (10 if args.level >= 5 else 1))
+        lagging = args.level >= 5
+        time.sleep(args.nap * (10 if lagging else 1) + (args.lag if lagging else 0.0))
 """
 
 
@@ -115,6 +128,8 @@ def test_a_bayesian_search_finds_the_learning_rate_a_ddp_script_does_best_with(t
     the search is deterministic for its seed (trials run one at a time; the noise is seeded).
     Run with this objective in memory, the same sampler found the optimum within 0.2 decades in
     10 trials for each of 40 seeds (0.3 is the margin); a 0.6-decade window is 15% of the range.
+    Each trial is 2 ranks on one emulated host: the search is not about hosts, and the ranks,
+    their noise and so the objective are those of 2 hosts x 1 process, for a third less CPU.
     """
     tuning = {
         "parameters": {
@@ -123,13 +138,14 @@ def test_a_bayesian_search_finds_the_learning_rate_a_ddp_script_does_best_with(t
         },
         "strategy": "Bayesian", "max_jobs": 10, "random_seed": 7,
     }  # fmt: skip
-    strategy = {"kind": "pytorch_ddp", "processes_per_host": 1}
+    strategy = {"kind": "pytorch_ddp", "processes_per_host": 2}
     job = write_job(tmp_path, DDP_SCRIPT, tuning, strategy=strategy, hyperparameters={"epochs": 2})
     root = tmp_path / ".smdist"
     seen: list[tuple[int, str]] = []
     result = tune_locally(
         plan(load(job)),
         root=root,
+        hosts=1,
         on_trial=lambda r: seen.extend((t.number, t.status) for t in r.trials),
     )
     assert result.status == "Completed" and len(result.trials) == 10
@@ -152,16 +168,16 @@ def test_a_bayesian_search_finds_the_learning_rate_a_ddp_script_does_best_with(t
 # ---- early stopping ----------------------------------------------------------------------------
 def test_early_stopping_prunes_a_lagging_trial_and_stops_its_job(tmp_path):
     # The median rule needs three finished trials; the seed orders the grid so that the lagging
-    # level (9) comes fourth. Unstopped, its job would run 6 epochs x 3 s.
+    # level (9) comes fourth. Unstopped, its job would run 4 epochs x 30 s; the others do not wait.
     tuning = {
         "parameters": {"level": {"type": "categorical", "values": [1, 2, 3, 9]}},
         "strategy": "Grid", "random_seed": 5, "early_stopping": True,
     }  # fmt: skip
-    hyperparameters = {"epochs": 6, "nap": 0.3}
+    hyperparameters = {"epochs": 4, "lag": 30}
     job = write_job(tmp_path, PLAIN_SCRIPT, tuning, strategy=PLAIN, hyperparameters=hyperparameters)
     root = tmp_path / ".smdist"
     began = time.monotonic()
-    result = tune_locally(plan(load(job)), root=root)
+    result = tune_locally(plan(load(job)), root=root, hosts=1)
     statuses = {t.values["level"]: t.status for t in result.trials}
     assert statuses == {1: "Completed", 2: "Completed", 3: "Completed", 9: "Pruned"}, result.rows()
     pruned = next(t for t in result.trials if t.status == "Pruned")
@@ -183,7 +199,7 @@ def test_a_grid_search_runs_every_combination_once_and_goes_on_past_a_failed_tri
     }  # fmt: skip
     job = write_job(tmp_path, PLAIN_SCRIPT, tuning, strategy=PLAIN)
     root = tmp_path / ".smdist"
-    result = tune_locally(plan(load(job)), root=root, parallel=2)
+    result = tune_locally(plan(load(job)), root=root, hosts=1, parallel=2)
     combinations = sorted((t.values["level"], t.values["kind"]) for t in result.trials)
     assert combinations == sorted((lv, k) for lv in (1, 2.5) for k in ("good", "bad", "fine"))
     assert {repr(t.values["level"]) for t in result.trials} == {"1", "2.5"}  # as written
@@ -194,7 +210,7 @@ def test_a_grid_search_runs_every_combination_once_and_goes_on_past_a_failed_tri
     assert result.best is not None and result.best.values["level"] == 1
     assert result.best.objective == pytest.approx(1 + 1 / 3, abs=1e-3)  # the last epoch's value
     # a completed search run again runs nothing
-    again = tune_locally(plan(load(job)), root=root)
+    again = tune_locally(plan(load(job)), root=root, hosts=1)
     assert again.rows() == result.rows()
     assert len(list((root / "jobs").iterdir())) == 6
     assert_nothing_left(tmp_path)
@@ -212,17 +228,17 @@ def test_a_random_search_resumes_and_counts_the_trials_it_has(tmp_path):
 
     root = tmp_path / ".smdist"
     first = tune_locally(plan(load(write_job(tmp_path, PLAIN_SCRIPT, tuning(2), strategy=PLAIN))),
-                         root=root)  # fmt: skip
+                         root=root, hosts=1)  # fmt: skip
     assert [t.status for t in first.trials] == ["Completed"] * 2
     assert all(isinstance(t.values["epochs"], int) and 0 <= t.values["level"] <= 4
                for t in first.trials)  # fmt: skip
     job = write_job(tmp_path, PLAIN_SCRIPT, tuning(4), strategy=PLAIN)
-    second = tune_locally(plan(load(job)), root=root)
+    second = tune_locally(plan(load(job)), root=root, hosts=1)
     assert len(second.trials) == 4 and second.rows()[:2] == first.rows()
     assert len(list((root / "jobs").iterdir())) == 4  # the first two did not run again
     values = [t.values for t in second.trials]
     assert values[2] not in values[:2] and values[3] not in values[:2]  # no value drawn again
-    fresh = tune_locally(plan(load(job)), root=root, fresh=True)
+    fresh = tune_locally(plan(load(job)), root=root, hosts=1, fresh=True)
     assert [t.values for t in fresh.trials][:2] == values[:2]  # the same seed, from the start
     assert (root / "tuning" / "search" / "study.journal.before-1").is_file()
     assert_nothing_left(tmp_path)
@@ -270,6 +286,18 @@ def wait_for_trials(process: subprocess.Popen, root: Path, log: Path, completed:
     raise AssertionError(f"no trial ran:\n{log.read_text()}")
 
 
+def wait_at_gate(gate: Path, processes: int, log: Path) -> None:
+    """Until ``processes`` processes wait at ``gate`` (``PLAIN_SCRIPT``): a trial's script runs,
+    its hosts are no longer starting."""
+    waiting = gate.with_name(gate.name + ".waiting")
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if waiting.exists() and len(waiting.read_text().splitlines()) >= processes:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"no trial waited at the gate:\n{log.read_text()}")
+
+
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_an_interrupted_search_stops_its_trials_keeps_the_finished_ones_and_resumes(
     tmp_path, signum
@@ -278,11 +306,13 @@ def test_an_interrupted_search_stops_its_trials_keeps_the_finished_ones_and_resu
         "parameters": {"level": {"type": "categorical", "values": [1, 2, 3]}},
         "strategy": "Grid", "random_seed": 1,
     }  # fmt: skip
+    gate = tmp_path / "gate"  # trial 0 completes, trial 1 runs until the test opens it
     job = write_job(tmp_path, PLAIN_SCRIPT, tuning, strategy=PLAIN,
-                    hyperparameters={"epochs": 8, "nap": 0.5})  # fmt: skip
+                    hyperparameters={"gate": str(gate)})  # fmt: skip
     root = tmp_path / ".smdist"
     process = start_search(job, root, tmp_path / "first.log")
     wait_for_trials(process, root, tmp_path / "first.log", completed=1)
+    wait_at_gate(gate, 2, tmp_path / "first.log")  # on both hosts
     process.send_signal(signum)
     assert process.wait(timeout=120) == 1, (tmp_path / "first.log").read_text()
     assert_nothing_left(tmp_path)
@@ -296,6 +326,7 @@ def test_an_interrupted_search_stops_its_trials_keeps_the_finished_ones_and_resu
         return
     # Resumed: the completed trials are not run again, the stopped one is, and every
     # combination of the grid ends up completed once.
+    gate.touch()
     process = start_search(job, root, tmp_path / "second.log")
     assert process.wait(timeout=180) == 0, (tmp_path / "second.log").read_text()
     final = snapshot(root)
@@ -308,7 +339,9 @@ def test_an_interrupted_search_stops_its_trials_keeps_the_finished_ones_and_resu
     assert_nothing_left(tmp_path)
 
 
-# A script that notes when it ran, so that a test can see trials overlap.
+# A script that notes when it ran, so that a test can see trials overlap. Trials meet in pairs,
+# in the order they start: each waits (a minute at most) until its pair's other trial has
+# started too, so that two trials run at the same time only if the search started them so.
 TIMED_SCRIPT = """
     import argparse
     import time
@@ -319,7 +352,16 @@ TIMED_SCRIPT = """
     parser.add_argument("--model_dir")  # the TensorFlow toolkit passes it
     args = parser.parse_args()
     start = time.time()
-    time.sleep(2.0)
+    starts = args.times + ".starts"
+    with open(starts, "a") as handle:
+        handle.write(f"{start}\\n")
+    with open(starts) as handle:
+        pair_end = (len(handle.readlines()) + 1) // 2 * 2
+    while time.time() < start + 60:
+        with open(starts) as handle:
+            if len(handle.readlines()) >= pair_end:
+                break
+        time.sleep(0.05)
     print(f"[metrics] epoch=0 loss={args.level:.4f}", flush=True)
     with open(args.times, "a") as times:
         times.write(f"{start} {time.time()}\\n")

@@ -102,18 +102,22 @@ def test_a_second_search_of_a_running_study_is_refused_and_the_first_completes(t
         "parameters": {"level": {"type": "categorical", "values": [1, 2]}},
         "strategy": "Grid", "random_seed": 1,
     }  # fmt: skip
+    # The first search's second trial runs until the gate opens: however slow the refused
+    # searches are to start, the first is still running when they try.
+    gate = tmp_path / "gate"
     job = write_job(tmp_path, PLAIN_SCRIPT, tuning, strategy=PLAIN,
-                    hyperparameters={"epochs": 8, "nap": 0.5})  # fmt: skip
+                    hyperparameters={"gate": str(gate)})  # fmt: skip
     root = tmp_path / ".smdist"
     first, first_log = smdist_tune(job, root, start_only=True)
     try:
-        wait_for_trials(first, root, first_log, completed=0)
+        wait_for_trials(first, root, first_log, completed=1)
         for args in ((), ("--fresh",)):
             second = smdist_tune(job, root, *args, timeout=60)
             assert second.returncode == 2, second.output
             said = " ".join(second.output.split())
             assert f"study search is already running in this folder (pid {first.pid})" in said
             assert f"kill {first.pid}" in said and "internal error" not in said
+        gate.touch()
         assert first.wait(timeout=120) == 0, first_log.read_text()
     finally:
         if first.poll() is None:
@@ -185,7 +189,8 @@ def test_a_study_refuses_to_resume_with_another_search_space_and_says_what_chang
     assert "['good', 'fine', 'other']" in said and "--fresh" in said and "tuning.name" in said
     assert "internal error" not in said
 
-    write_job(tmp_path, PLAIN_SCRIPT, space(["good", "fine"], 4.0), strategy=PLAIN)
+    # max_jobs is no part of the space: 1 keeps the fresh search below short
+    write_job(tmp_path, PLAIN_SCRIPT, space(["good", "fine"], 4.0, max_jobs=1), strategy=PLAIN)
     widened = smdist_tune(job, root, "--hosts", "1")
     assert widened.returncode == 2, widened.output
     said = " ".join(widened.output.split())

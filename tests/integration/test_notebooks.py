@@ -14,6 +14,7 @@ import copy
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -143,22 +144,50 @@ def test_stored_notebook_is_executed_and_clean(name):
     assert not notebook_run.JOB_SUFFIX.search(text), f"{name} stores a real job name"
 
 
+@pytest.fixture(scope="module")
+def fresh_runs(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, tuple[Any, Path, Any]]:
+    """Each notebook whose test was selected and that can run here, run afresh from its stored
+    cells against the local backend (one kernel for all, ``notebook_run.execute_each``):
+    name -> (the executed notebook, its directory, what it raised)."""
+    selected = {
+        item.callspec.params["name"]
+        for item in request.session.items
+        if getattr(item, "originalname", "") == "test_fresh_run_has_the_stored_shape"
+        and item.module is request.module
+    }
+    runnable = [
+        nb.file
+        for nb in build_notebooks.NOTEBOOKS
+        if nb.file in selected and not build_notebooks.missing_modules(nb)
+    ]
+    runs = []
+    for name in runnable:
+        fresh = copy.deepcopy(_stored(name))
+        for cell in _code_cells(fresh):
+            cell.outputs, cell.execution_count = [], None
+        runs.append((fresh, tmp_path_factory.mktemp(Path(name).stem)))
+    with pytest.MonkeyPatch.context() as patch:  # the kernel inherits the environment
+        for variable in notebook_run.AWS_VARIABLES:
+            patch.delenv(variable, raising=False)
+        raised = notebook_run.execute_each(runs)
+    return {name: (*run, error) for name, run, error in zip(runnable, runs, raised, strict=True)}
+
+
+# One kernel runs every notebook (fresh_runs): the tests run on one worker, the first runs all.
 @pytest.mark.integration
 @pytest.mark.torch
+@pytest.mark.xdist_group("notebooks_fresh_runs")
 @pytest.mark.parametrize("name", NAMES)
-def test_fresh_run_has_the_stored_shape(name, tmp_path, monkeypatch):
-    notebook_spec = build_notebooks.NOTEBOOKS[NAMES.index(name)]
-    missing = build_notebooks.missing_modules(notebook_spec)
+def test_fresh_run_has_the_stored_shape(name, fresh_runs):
+    missing = build_notebooks.missing_modules(build_notebooks.NOTEBOOKS[NAMES.index(name)])
     if missing:
         pytest.skip(f"{', '.join(missing)} not installed")
-    for variable in notebook_run.AWS_VARIABLES:
-        monkeypatch.delenv(variable, raising=False)
+    fresh, workdir, error = fresh_runs[name]
+    if error is not None:
+        raise error  # a CellExecutionError: the cell that failed and its traceback
     stored = _stored(name)
-    fresh = copy.deepcopy(stored)
-    for cell in _code_cells(fresh):
-        cell.outputs, cell.execution_count = [], None
-    notebook_run.execute(fresh, tmp_path)  # raises CellExecutionError if a cell fails
-
     assert _shape(fresh) == _shape(stored), f"{name}'s outputs changed shape: {STALE}"
     assert _key_lines(fresh) == _key_lines(stored), f"{name}'s key lines changed: {STALE}"
-    assert (tmp_path / ".smdist" / "jobs").is_dir()  # the job ran in the notebook's directory
+    assert (workdir / ".smdist" / "jobs").is_dir()  # the job ran in the notebook's directory

@@ -22,7 +22,7 @@ from test_notebooks import _code_cells, _shape, _text  # noqa: E402
 
 STALE = "run python notebooks/build_tuning_notebook.py --execute"
 KEY_LINES = (
-    re.compile(r"^ddp-tuning: Completed, 8 trials$"),
+    re.compile(r"^ddp-tuning: Completed, 4 trials$"),
     re.compile(r"^best: trial \d, train:loss=\d+\.\d+, values \{'learning_rate': "),
     re.compile(r"^model: \.smdist/jobs/ddp-tuning-\d/output/model\.tar\.gz$"),
     re.compile(r"^No AWS settings: not submitting\. The tuning job's request would hold:$"),
