@@ -73,6 +73,7 @@ class Host:
         self.kill_at: float | None = None
         self.stopping = False
         self.lingering = False
+        self.terminated: set[int] = set()  # the processes sent SIGTERM by stop()
 
     def reap(self) -> None:
         while True:
@@ -90,9 +91,17 @@ class Host:
         if self.stopping:
             return
         self.stopping = True
-        table = proctree.process_table()
-        proctree.send(proctree.termination_targets(os.getpid(), table), signal.SIGTERM)
+        self._terminate_new()
         self._deadline(self.grace)
+
+    def _terminate_new(self) -> None:
+        """SIGTERM to the processes that should get it and have not yet: a host stopped while
+        its command is still starting (``unshare`` before its child, a launcher before the
+        script) has them signalled as they appear, instead of waiting out the grace period."""
+        targets = proctree.termination_targets(os.getpid(), proctree.process_table())
+        new = [pid for pid in targets if pid not in self.terminated]
+        proctree.send(new, signal.SIGTERM)
+        self.terminated.update(new)
 
     def _deadline(self, seconds: float) -> None:
         at = time.monotonic() + seconds
@@ -104,6 +113,8 @@ class Host:
         left = proctree.descendants(os.getpid())
         if self.main_code is not None and not left:
             return self.main_code
+        if self.stopping and self.main_code is None:
+            self._terminate_new()
         if self.main_code is not None and not self.lingering:
             # The command is over: whatever it left behind gets a short SIGTERM, then SIGKILL.
             self.lingering = True
