@@ -13,7 +13,9 @@ nothing and ignores SIGTERM and SIGINT (an image pull that never ends). Where th
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import io
 import json
 import os
 import signal
@@ -22,7 +24,9 @@ import sys
 import tarfile
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -224,24 +228,106 @@ def _stopped(job, machine: Machine) -> None:
     machine.assert_nothing_left()
 
 
-def test_stop_before_compose_starts_is_not_ignored(machine):
-    machine.docker()
-    job = _fit(machine.spec(SLEEPER))
-    job.stop()  # the supervisor has not reached the SDK yet
-    assert job.wait(timeout=120) is JobStatus.STOPPED
-    _stopped(job, machine)
+@dataclasses.dataclass
+class SharedJob:
+    """One job that several tests read, on a machine of its own (a class-scoped fixture: each
+    job costs an SDK import, Compose and containers, so one serves every test it can)."""
+
+    machine: Machine
+    job: Any
+    status: JobStatus  # what the last wait() returned
+    seen: dict[str, Any]  # what the fixture observed while the job ran
 
 
-def test_stop_while_compose_is_silent_and_deaf(machine):
-    machine.docker(mode="silent")  # an image pull that never ends, SIGTERM ignored
-    job = _fit(machine.spec(), grace=2)
-    deadline = time.monotonic() + 60
-    while not compose_runs(machine.state) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert compose_runs(machine.state), "compose up never started"
-    job.stop()
-    assert job.wait(timeout=120) is JobStatus.STOPPED
-    _stopped(job, machine)
+@contextlib.contextmanager
+def _shared_machine(tmp_path_factory, name: str) -> Iterator[Machine]:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        made = Machine(tmp_path_factory.mktemp(name), monkeypatch)
+        try:
+            yield made
+        finally:
+            made.close()
+
+
+@pytest.fixture(scope="class")
+def stopped_at_once(tmp_path_factory) -> Iterator[SharedJob]:
+    """A job, its output_path in S3, stopped as soon as fit() returns."""
+    with _shared_machine(tmp_path_factory, "stopped-at-once") as machine:
+        machine.docker()
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):  # where fit() names what it replaced
+            job = _fit(machine.spec(SLEEPER, output_path="s3://my-bucket/models"))
+        job.stop()  # the supervisor has not reached the SDK yet
+        yield SharedJob(machine, job, job.wait(timeout=120), {"stderr": err.getvalue()})
+
+
+@pytest.mark.xdist_group("local-mode-stopped-at-once")
+class TestAJobStoppedAtOnce:
+    def test_stop_before_compose_starts_is_not_ignored(self, stopped_at_once):
+        assert stopped_at_once.status is JobStatus.STOPPED
+        _stopped(stopped_at_once.job, stopped_at_once.machine)
+
+    def test_s3_output_path_is_announced_as_replaced(self, stopped_at_once):
+        err = stopped_at_once.seen["stderr"]
+        assert "output_path s3://my-bucket/models is replaced by" in err
+        assert str(stopped_at_once.job.job_dir / "output") in err
+
+
+@pytest.fixture(scope="class")
+def silent_job(tmp_path_factory) -> Iterator[SharedJob]:
+    """A job whose Compose prints nothing and ignores SIGTERM (an image pull that never ends),
+    with the SDK's container settings, a shm_size and AWS credentials (not passed) on the
+    machine: waited on for 2 s, then stopped once Compose runs."""
+    with _shared_machine(tmp_path_factory, "silent") as machine:
+        (machine.home / ".sagemaker").mkdir()
+        (machine.home / ".sagemaker" / "config.yaml").write_text(
+            "local:\n  container_config:\n    shm_size: 1gb\n    ulimits: {memlock: -1}\n"
+        )
+        machine.monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIALOCALMODETESTKEY")
+        machine.monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
+        machine.docker(mode="silent")
+        job = _fit(machine.spec(), shm_size="2gb", grace=1)
+        started = time.monotonic()
+        waited_status = job.wait(timeout=2, logs=True)
+        seen = {"waited_status": waited_status, "waited": time.monotonic() - started}
+        _await_compose(machine)
+        seen["compose_file"] = machine.compose_files()[0].read_text()
+        job.stop()
+        yield SharedJob(machine, job, job.wait(timeout=120), seen)
+
+
+@pytest.mark.xdist_group("local-mode-silent")
+class TestASilentDeafCompose:
+    def test_wait_honours_its_timeout_while_the_job_prints_nothing(self, silent_job):
+        waited = silent_job.seen["waited"]
+        assert silent_job.seen["waited_status"] is JobStatus.IN_PROGRESS
+        assert waited < 30, f"wait(timeout=2) returned after {waited:.0f} s"
+
+    def test_stop_while_compose_is_silent_and_deaf(self, silent_job):
+        assert silent_job.status is JobStatus.STOPPED
+        _stopped(silent_job.job, silent_job.machine)
+
+    def test_container_config_and_shm_size_reach_compose(self, silent_job):
+        services = compose_runs(silent_job.machine.state)[0]["services"]
+        for service in services.values():
+            assert service["shm_size"] == "2gb" and service["ulimits"] == {"memlock": -1}
+
+    def test_credentials_only_when_asked_and_removed_with_the_job(
+        self, silent_job, machine, monkeypatch, capfd
+    ):
+        assert SECRET not in silent_job.seen["compose_file"]  # not asked: not written
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIALOCALMODETESTKEY")
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
+        machine.docker(mode="silent")
+        job = _fit(machine.spec(), grace=1, pass_aws_credentials=True)
+        _await_compose(machine)
+        written = machine.compose_files()
+        assert written and SECRET in written[0].read_text()
+        assert "removed when the job ends" in capfd.readouterr().err
+        job.stop()
+        assert job.wait(timeout=120) is JobStatus.STOPPED
+        assert not written[0].exists()
+        machine.assert_nothing_left()
 
 
 def test_stop_during_the_sdks_image_pull(machine, moto_server, monkeypatch):
@@ -258,18 +344,6 @@ def test_stop_during_the_sdks_image_pull(machine, moto_server, monkeypatch):
     job.stop()
     assert job.wait(timeout=120) is JobStatus.STOPPED
     assert compose_runs(machine.state) == []  # Compose never started
-    _stopped(job, machine)
-
-
-def test_wait_honours_its_timeout_while_the_job_prints_nothing(machine):
-    machine.docker(mode="silent")
-    job = _fit(machine.spec(), grace=2)
-    started = time.monotonic()
-    assert job.wait(timeout=2, logs=True) is JobStatus.IN_PROGRESS
-    waited = time.monotonic() - started
-    job.stop()
-    assert job.wait(timeout=120) is JobStatus.STOPPED
-    assert waited < 30, f"wait(timeout=2) returned after {waited:.0f} s"
     _stopped(job, machine)
 
 
@@ -334,11 +408,12 @@ def test_submit_without_wait_keeps_the_job_and_the_commands_find_it(machine):
     assert submitted.returncode == 0, submitted.stderr
     name = submitted.stdout.strip().splitlines()[-1]
     assert "running in SageMaker local mode" in submitted.stderr
+    # Wait on the job's log file itself: polling with `smdist logs` costs a process a try.
+    log = machine.project / ".smdist" / "jobs" / name / "logs" / "job.log"
     deadline = time.monotonic() + 60
-    shown = ""
-    while "sleeping" not in shown and time.monotonic() < deadline:
-        shown = subprocess.run([*smdist_cli, "logs", name], capture_output=True, text=True).stdout
-        time.sleep(0.5)
+    while time.monotonic() < deadline and "sleeping" not in log.read_text(errors="replace"):
+        time.sleep(0.2)
+    shown = subprocess.run([*smdist_cli, "logs", name], capture_output=True, text=True).stdout
     assert "sleeping" in shown  # the job ran on after `submit` returned
     status = subprocess.run([*smdist_cli, "status", name], capture_output=True, text=True)
     assert status.returncode == 0 and "InProgress" in status.stdout, status.stdout
@@ -352,59 +427,12 @@ def test_submit_without_wait_keeps_the_job_and_the_commands_find_it(machine):
     machine.assert_nothing_left()
 
 
-# ---- settings: kept, or named when replaced --------------------------------------------------
-def test_container_config_and_shm_size_reach_compose(machine):
-    (machine.home / ".sagemaker").mkdir()
-    (machine.home / ".sagemaker" / "config.yaml").write_text(
-        "local:\n  container_config:\n    shm_size: 1gb\n    ulimits: {memlock: -1}\n"
-    )
-    machine.docker(mode="silent")
-    job = _fit(machine.spec(), shm_size="2gb", grace=1)
-    _await_compose(machine)
-    job.stop()
-    job.wait(timeout=120)
-    services = compose_runs(machine.state)[0]["services"]
-    for service in services.values():
-        assert service["shm_size"] == "2gb" and service["ulimits"] == {"memlock": -1}
-
-
-def test_s3_output_path_is_announced_as_replaced(machine, capfd):
-    machine.docker()
-    job = _fit(machine.spec(SLEEPER, output_path="s3://my-bucket/models"))
-    job.stop()
-    job.wait(timeout=120)
-    err = capfd.readouterr().err
-    assert "output_path s3://my-bucket/models is replaced by" in err
-    assert str(job.job_dir / "output") in err
-
-
-def test_credentials_only_when_asked_and_removed_with_the_job(machine, monkeypatch, capfd):
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIALOCALMODETESTKEY")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
-    machine.docker(mode="silent")
-    job = _fit(machine.spec(), grace=1)
-    _await_compose(machine)
-    assert SECRET not in machine.compose_files()[0].read_text()
-    job.stop()
-    job.wait(timeout=120)
-
-    job = _fit(machine.spec(), grace=1, pass_aws_credentials=True)
-    _await_compose(machine)
-    deadline = time.monotonic() + 30
-    while len(compose_runs(machine.state)) < 2 and time.monotonic() < deadline:
-        time.sleep(0.2)
-    written = machine.compose_files()
-    assert written and SECRET in written[0].read_text()
-    assert "removed when the job ends" in capfd.readouterr().err
-    job.stop()
-    assert job.wait(timeout=120) is JobStatus.STOPPED
-    assert not written[0].exists()
-    machine.assert_nothing_left()
-
-
 # ---- training through the real toolkit (SDK v2) or v3's drivers -------------------------------
 @needs_containers
-@pytest.mark.parametrize("hosts", [1, 2])
+# Two hosts (one training job costs a minute): smdist's local mode passes the host count
+# through to the SDK without a branch on it; the SDK's own one-host run is proved in
+# tests/aws/test_fake_docker_v2.py, and one-host containers run the script in the tests above.
+@pytest.mark.parametrize("hosts", [2])
 def test_ddp_trains_and_packs_the_model(machine, hosts):
     machine.docker()
     job = _fit(machine.spec(hosts=hosts))
