@@ -5,7 +5,9 @@ image_uris``), whose tables differ in which versions they list."""
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -50,6 +52,25 @@ DELIBERATE = {
     ("tensorflow-training", version): _UNLISTED.format(v=version)
     for version in ("2.19.0", "2.21.0")
 }
+
+
+@pytest.fixture(scope="module", autouse=True)
+def endpoints_read_once() -> Iterator[None]:
+    """Both lines' ``image_uris`` build a botocore endpoint resolver for every URI, reading
+    botocore's endpoints file each time (nearly all of a case's CPU time); the module reads it
+    once and every case resolves against the same, unchanged data."""
+    from smdist.backends.sagemaker import sdk_v3_installed
+
+    if sdk_v3_installed():
+        from sagemaker.core import common_utils as utils
+    else:
+        from smdist.backends.sagemaker.sdk import import_sagemaker
+
+        import_sagemaker()  # v2 without its banner, excepthook and INFO logs
+        from sagemaker import utils
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(utils, "_botocore_resolver", functools.cache(utils._botocore_resolver))
+        yield
 
 
 def case_id(case: Case) -> str:

@@ -1,14 +1,25 @@
 """``smdist init STRATEGY [FILE]``: a commented job file that validates as written, never
-written over an existing file without --force, and refused for a strategy it does not know."""
+written over an existing file without --force, and refused for a strategy it does not know.
+
+What each starter says is read from files written once for the module by the command's own
+``main`` in this process; the real command, a process of its own, writes, refuses and forces in
+the tests at the end.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import io
+import os
 import subprocess
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 import yaml
 from cli_process import run_smdist
+
+from smdist.cli.app import main
 
 REPO = Path(__file__).resolve().parents[2]
 STARTERS = [
@@ -26,25 +37,56 @@ STARTERS = [
 EXAMPLE_OF = {name: name for name in STARTERS} | {"parameter_server": "tf_parameter_server"}
 
 
+class Said(NamedTuple):
+    code: int
+    stdout: str
+    stderr: str
+
+
 def smdist(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     return run_smdist(*args, cwd=cwd)
 
 
-@pytest.mark.parametrize("strategy", STARTERS)
-def test_init_writes_a_job_file_that_validates(tmp_path, strategy):
-    written = smdist(tmp_path, "init", strategy)
-    assert written.returncode == 0, written.stderr
-    path = tmp_path / f"{strategy}.yaml"
-    assert f"wrote {path.name}" in written.stdout
-    checked = smdist(tmp_path, "validate", path.name)
-    assert checked.returncode == 0, checked.stderr
-    assert checked.stdout.startswith(f"{path.name}: valid")
+def in_process(cwd: Path, *args: str) -> Said:
+    """``smdist ARGS`` in ``cwd`` through the command's ``main``, in this process: a process
+    per starter and command would cost more than everything they check."""
+    out, err, before = io.StringIO(), io.StringIO(), os.getcwd()
+    try:
+        os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(args))
+    finally:
+        os.chdir(before)
+    return Said(code, out.getvalue(), err.getvalue())
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Said]]:
+    """The directory ``smdist init STRATEGY`` wrote every starter into, and what it said."""
+    root = tmp_path_factory.mktemp("starters")
+    return root, {strategy: in_process(root, "init", strategy) for strategy in STARTERS}
+
+
+def starter(written: tuple[Path, dict[str, Said]], strategy: str) -> str:
+    root, said = written
+    assert said[strategy].code == 0, said[strategy].stderr
+    return (root / f"{strategy}.yaml").read_text()
 
 
 @pytest.mark.parametrize("strategy", STARTERS)
-def test_the_job_file_says_what_each_field_is_for_and_trains_briefly(tmp_path, strategy):
-    assert smdist(tmp_path, "init", strategy, "job.yaml").returncode == 0
-    text = (tmp_path / "job.yaml").read_text()
+def test_init_writes_a_job_file_that_validates(written, strategy):
+    root, said = written
+    assert said[strategy].code == 0, said[strategy].stderr
+    name = f"{strategy}.yaml"
+    assert f"wrote {name}" in said[strategy].stdout
+    checked = in_process(root, "validate", name)
+    assert checked.code == 0, checked.stderr
+    assert checked.stdout.startswith(f"{name}: valid")
+
+
+@pytest.mark.parametrize("strategy", STARTERS)
+def test_the_job_file_says_what_each_field_is_for_and_trains_briefly(written, strategy):
+    text = starter(written, strategy)
     for line in text.splitlines():
         assert len(line) <= 100, line
     bare = [
@@ -60,16 +102,15 @@ def test_the_job_file_says_what_each_field_is_for_and_trains_briefly(tmp_path, s
 
 
 @pytest.mark.parametrize("strategy", STARTERS)
-def test_a_starter_shares_its_strategy_instances_and_image_with_its_example(tmp_path, strategy):
-    assert smdist(tmp_path, "init", strategy, "job.yaml").returncode == 0
-    job = yaml.safe_load((tmp_path / "job.yaml").read_text())
+def test_a_starter_shares_its_strategy_instances_and_image_with_its_example(written, strategy):
+    job = yaml.safe_load(starter(written, strategy))
     example = yaml.safe_load((REPO / "examples" / f"{EXAMPLE_OF[strategy]}.yaml").read_text())
     assert job["strategy"] == example["strategy"]
     assert job["cluster"] == example["cluster"]
     assert job["code"] == example["code"]
 
 
-def test_init_refuses_to_write_over_a_file_unless_forced(tmp_path):
+def test_init_refuses_to_write_over_a_file_unless_forced(tmp_path, written):
     kept = tmp_path / "job.yaml"
     kept.write_text("mine\n")
     refused = smdist(tmp_path, "init", "pytorch_ddp", "job.yaml")
@@ -78,7 +119,9 @@ def test_init_refuses_to_write_over_a_file_unless_forced(tmp_path):
     assert kept.read_text() == "mine\n"
     forced = smdist(tmp_path, "init", "pytorch_ddp", "job.yaml", "--force")
     assert forced.returncode == 0, forced.stderr
-    assert yaml.safe_load(kept.read_text())["strategy"]["kind"] == "pytorch_ddp"
+    assert f"wrote {kept.name}" in forced.stdout
+    # FILE names where the starter goes; it is the same starter as ``init STRATEGY`` writes
+    assert kept.read_text() == starter(written, "pytorch_ddp")
 
 
 def test_an_unknown_strategy_exits_2_listing_the_valid_ones(tmp_path):

@@ -1,11 +1,18 @@
 """The exit-code rule, through the real ``smdist`` command: 2 and one message for anything the
 user must fix before a job can run (never a traceback unless --debug asks for it), 1 only for
 a job that ran and failed (tests/integration/test_failure_reasons.py), 0 for success.
+
+A process costs more than the rule it checks, so where several cases take the same way out
+(a missing file under each command, a usage error of each kind), the first runs the command as
+a process of its own and the rest its ``main`` in this process (``IN_PROCESS``), with the same
+directory, PATH and environment.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
 import os
 import subprocess
 import sys
@@ -14,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from smdist.backends.local import PrepareError
+from smdist.cli.app import main
 from smdist.errors import Problem, SpecError
 from smdist.exit_codes import EXIT_INTERNAL, EXIT_INVALID, exit_code_for
 
@@ -43,15 +51,45 @@ def smdist(
     )
 
 
+PROCESS, IN_PROCESS = "process", "main"  # how a case runs: the real command, or its main
+
+
+def smdist_main(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, *args: str, path: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``smdist(tmp_path, *args, path=path)`` through ``main`` in this process."""
+    monkeypatch.delenv("SMDIST_DEBUG", raising=False)
+    if path is not None:
+        monkeypatch.setenv("PATH", path)
+    monkeypatch.chdir(tmp_path)
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(args))
+    return subprocess.CompletedProcess(["smdist", *args], code, out.getvalue(), err.getvalue())
+
+
+def run_as(
+    how: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, *args: str, path: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    if how == IN_PROCESS:
+        return smdist_main(monkeypatch, tmp_path, *args, path=path)
+    return smdist(tmp_path, *args, path=path)
+
+
 def message_lines(result: subprocess.CompletedProcess[str]) -> list[str]:
     return [line for line in result.stderr.splitlines() if line.strip()]
 
 
-@pytest.mark.parametrize("example", ["horovod_pytorch", "sddp", "smp_v1"])
-def test_a_missing_mpirun_is_exit_2_with_one_line_and_nothing_started(tmp_path, example):
+@pytest.mark.parametrize(
+    ("example", "how"),
+    [("horovod_pytorch", PROCESS), ("sddp", IN_PROCESS), ("smp_v1", IN_PROCESS)],
+)
+def test_a_missing_mpirun_is_exit_2_with_one_line_and_nothing_started(
+    tmp_path, monkeypatch, example, how
+):
     root = tmp_path / ".smdist"
-    result = smdist(
-        tmp_path,
+    result = run_as(
+        how, monkeypatch, tmp_path,
         "run", str(EXAMPLES / f"{example}.yaml"), "--root", str(root), "--cpu",
         path=python_only_path(tmp_path),
     )  # fmt: skip
@@ -63,18 +101,29 @@ def test_a_missing_mpirun_is_exit_2_with_one_line_and_nothing_started(tmp_path, 
     assert not (root / "jobs").exists()  # refused before any host was made
 
 
+@pytest.fixture(scope="module")
+def run_missing(tmp_path_factory: pytest.TempPathFactory) -> subprocess.CompletedProcess[str]:
+    """``smdist run missing.yaml``, a process: one case below and the quiet half of --debug's."""
+    return smdist(tmp_path_factory.mktemp("missing"), "run", "missing.yaml")
+
+
 @pytest.mark.parametrize(
-    "args",
+    ("args", "how"),
     [
-        ["run", "missing.yaml"],
-        ["validate", "missing.yaml"],
-        ["plan", "missing.yaml"],
-        ["submit", "--dry-run", "missing.yaml"],
+        (["run", "missing.yaml"], PROCESS),
+        (["validate", "missing.yaml"], IN_PROCESS),
+        (["plan", "missing.yaml"], IN_PROCESS),
+        (["submit", "--dry-run", "missing.yaml"], IN_PROCESS),
     ],
     ids=["run", "validate", "plan", "submit"],
 )
-def test_a_job_file_that_does_not_exist_is_exit_2_naming_it(tmp_path, args):
-    result = smdist(tmp_path, *args)
+def test_a_job_file_that_does_not_exist_is_exit_2_naming_it(
+    tmp_path, monkeypatch, request, args, how
+):
+    if how == IN_PROCESS:
+        result = smdist_main(monkeypatch, tmp_path, *args)
+    else:
+        result = request.getfixturevalue("run_missing")
     assert result.returncode == 2, result.stderr
     assert "missing.yaml" in result.stderr and "cannot read the job file" in result.stderr
     assert "Traceback" not in result.stderr
@@ -89,27 +138,27 @@ def test_a_job_file_that_cannot_be_read_is_exit_2(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "args",
+    ("args", "how"),
     [
-        ["run", "job.yaml", "--no-such-option"],
-        ["run", "job.yaml", "--hosts", "0"],
-        ["run", "job.yaml", "--grace", "soon"],
-        ["validate"],
-        ["no-such-command"],
-        ["submit", "job.yaml", "--backend", "kubernetes"],
+        (["run", "job.yaml", "--no-such-option"], PROCESS),
+        (["run", "job.yaml", "--hosts", "0"], IN_PROCESS),
+        (["run", "job.yaml", "--grace", "soon"], IN_PROCESS),
+        (["validate"], IN_PROCESS),
+        (["no-such-command"], IN_PROCESS),
+        (["submit", "job.yaml", "--backend", "kubernetes"], IN_PROCESS),
     ],
     ids=["unknown-option", "hosts-0", "grace-text", "no-job-file", "unknown-command", "backend"],
 )
-def test_a_bad_option_is_exit_2(tmp_path, args):
+def test_a_bad_option_is_exit_2(tmp_path, monkeypatch, args, how):
     (tmp_path / "job.yaml").write_text((EXAMPLES / "mwms.yaml").read_text())
-    result = smdist(tmp_path, *args)
+    result = run_as(how, monkeypatch, tmp_path, *args)
     assert result.returncode == 2, result.stderr
     assert result.stderr.strip()
     assert "Traceback" not in result.stderr
 
 
-def test_debug_shows_the_traceback_and_ends_with_what_to_fix(tmp_path):
-    quiet = smdist(tmp_path, "run", "missing.yaml")
+def test_debug_shows_the_traceback_and_ends_with_what_to_fix(tmp_path, run_missing):
+    quiet = run_missing
     loud = smdist(tmp_path, "--debug", "run", "missing.yaml")
     assert (quiet.returncode, loud.returncode) == (2, 2)
     assert "Traceback (most recent call last)" not in quiet.stderr

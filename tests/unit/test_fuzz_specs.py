@@ -5,21 +5,25 @@ would: a leaf replaced by a hostile value of any type, keys deleted or added, ty
 values nested, subtrees pasted elsewhere, and the file's bytes themselves cut, doubled or
 corrupted. Through the Python API (in a forked child, so a hang or a crash is a finding and not
 a dead run) every file is either refused with a SpecError or accepted within 1 s of CPU, and an
-accepted job plans as a submit plans it. Through ``smdist validate`` every file exits 0 or 2 and
-never shows a traceback. Runs are derandomized and keep no example database, so CI is stable.
+accepted job plans as a submit plans it. Through ``smdist validate`` (its ``main``, in the same
+kind of child, writing to streams that encode as the interpreter's do) every file exits 0 or 2
+and never shows a traceback; the real script in a process of its own is proved on the hostile
+corpus (``test_hostile_corpus.py``). Runs are derandomized and keep no example database, so CI
+is stable.
 """
 
 from __future__ import annotations
 
 import copy
 import datetime
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from hostile.build import EXAMPLES_DIR, make_workspace, render
-from hostile.harness import run_cli, validate_isolated, warm_up
+from hostile.harness import Isolated, warm_up
 from hostile.verdict import CPU_LIMIT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -136,17 +140,28 @@ FUZZ = settings(
 def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("fuzz")
     make_workspace(root)
-    warm_up(EXAMPLES_DIR / "pytorch_ddp.yaml")
     return root
+
+
+@pytest.fixture(scope="module")
+def isolated() -> Iterator[Isolated]:
+    """One forked child for every example (a fork per example cost more than its check),
+    forked once everything is imported and built; a hang or a crash replaces it."""
+    warm_up(EXAMPLES_DIR / "pytorch_ddp.yaml")
+    checks = Isolated()
+    yield checks
+    checks.close()
 
 
 @pytest.mark.timeout(600)
 @FUZZ
 @given(data=mutated_jobs())
-def test_a_mutated_job_is_refused_or_planned(workspace: Path, data: bytes) -> None:
+def test_a_mutated_job_is_refused_or_planned(
+    workspace: Path, isolated: Isolated, data: bytes
+) -> None:
     job = workspace / "job.yaml"
     job.write_bytes(data)
-    outcome = validate_isolated(job, deep=True, timeout=CHILD_TIMEOUT)
+    outcome = isolated.validate(job, deep=True, timeout=CHILD_TIMEOUT)
     assert outcome.kind in ("refused", "accepted"), f"{outcome.kind}: {outcome.error}"
     assert outcome.cpu < CPU_LIMIT, f"{outcome.cpu:.2f} s of CPU"
     if outcome.kind == "refused":
@@ -156,9 +171,11 @@ def test_a_mutated_job_is_refused_or_planned(workspace: Path, data: bytes) -> No
 @pytest.mark.timeout(600)
 @settings(FUZZ, max_examples=20)
 @given(data=mutated_jobs())
-def test_smdist_validate_exits_0_or_2_without_a_traceback(workspace: Path, data: bytes) -> None:
+def test_smdist_validate_exits_0_or_2_without_a_traceback(
+    workspace: Path, isolated: Isolated, data: bytes
+) -> None:
     job = workspace / "cli-job.yaml"
     job.write_bytes(data)
-    result = run_cli("validate", str(job), cwd=workspace)
+    result = isolated.cli("validate", str(job), cwd=workspace)
     assert "Traceback" not in result.stdout + result.stderr, result.stderr[-2000:]
     assert result.returncode in (0, 2), result.stderr[-2000:]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from hostile import ACCEPTED, REFUSED
 from hostile.build import EXAMPLES_DIR, make_workspace
-from hostile.harness import run_cli, validate_isolated, warm_up
+from hostile.harness import Isolated, run_cli, warm_up
 from hostile.verdict import accepted_faults, cli_refused_faults, refused_faults
 
 
@@ -28,11 +28,12 @@ def _job(data: bytes) -> tuple[Path, tempfile.TemporaryDirectory]:
 
 def main(argv: list[str]) -> int:
     warm_up(EXAMPLES_DIR / "pytorch_ddp.yaml")
+    isolated = Isolated()
     failures: dict[str, list[str]] = defaultdict(list)
     for case in REFUSED:
         job, directory = _job(case.job_bytes())
         with directory:
-            for fault in refused_faults(case, validate_isolated(job)):
+            for fault in refused_faults(case, isolated.validate(job)):
                 failures[f"refused/{case.group}"].append(f"{case.id}: {fault}")
             if "--cli" in argv:
                 for fault in cli_refused_faults(
@@ -42,8 +43,9 @@ def main(argv: list[str]) -> int:
     for accepted in ACCEPTED:
         job, directory = _job(accepted.data)
         with directory:
-            for fault in accepted_faults(accepted, validate_isolated(job)):
+            for fault in accepted_faults(accepted, isolated.validate(job)):
                 failures["accepted"].append(f"{accepted.id}: {fault}")
+    isolated.close()
     total = len(REFUSED) + len(ACCEPTED)
     failed = sum(len(v) for v in failures.values())
     for group, lines in sorted(failures.items()):

@@ -1,12 +1,16 @@
-"""Run one job file through ``smdist.load`` + ``smdist.plan`` in a forked child.
+"""Run job files through ``smdist.load`` + ``smdist.plan`` in a forked child.
 
 A hostile file may hang the loader (alias bombs), exhaust memory or crash the interpreter (deep
 nesting); in a child each of those is one failed case instead of a dead test run. The child
-inherits the parent's imports, so its CPU time is the check's own.
+inherits the parent's imports, so its CPU time is the check's own. ``Isolated`` keeps one child
+for case after case (a fork per case costs more than most checks) and replaces it only when a
+case has hung it or killed it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import multiprocessing
 import os
@@ -87,49 +91,102 @@ def _address_space() -> int:
     return 0
 
 
-def _child(connection: Any, check: Callable[..., Outcome], args: tuple, timeout: float) -> None:
-    # A limit below what the child already holds fails every later allocation, and C code
-    # reports that as anything (a SystemError, a crash): the limit is what a case may add.
-    limit = _address_space() + CHILD_MEMORY
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    resource.setrlimit(resource.RLIMIT_CPU, (int(timeout) + 1, int(timeout) + 2))
-    connection.send(check(*args))
-    connection.close()
-
-
-def run_isolated(
-    check: Callable[..., Outcome], *args: Any, timeout: float = CHILD_TIMEOUT
-) -> Outcome:
-    """``check(*args)`` in a forked child; a hang or a dead child is an outcome too."""
-    context = multiprocessing.get_context("fork")
-    receiver, sender = context.Pipe(duplex=False)
-    child = context.Process(target=_child, args=(sender, check, args, timeout), daemon=True)
-    child.start()
-    sender.close()
-    try:
-        if receiver.poll(timeout * WALL_PER_CPU_SECOND):
-            return receiver.recv()
-    except EOFError:
-        pass
-    finally:
-        child.join(1.0)
-        if child.is_alive():
-            child.kill()
-            child.join()
-        receiver.close()
-    if child.exitcode is None or child.exitcode in (-9, -24):  # killed, or out of CPU time
+def _no_answer(exitcode: int | None, timeout: float) -> Outcome:
+    if exitcode is None or exitcode in (-9, -24):  # killed, or out of CPU time
         wall = timeout * WALL_PER_CPU_SECOND
         return Outcome("hung", error=f"no answer within {timeout:.0f} s of CPU or {wall:.0f} s")
-    return Outcome("died", error=f"the interpreter ended with exit code {child.exitcode}")
+    return Outcome("died", error=f"the interpreter ended with exit code {exitcode}")
 
 
-def validate_isolated(job: Path, deep: bool = False, timeout: float = CHILD_TIMEOUT) -> Outcome:
-    return run_isolated(_validate, job, deep, timeout=timeout)
+def _limit_next_case(timeout: float) -> None:
+    """Soft limits for one more case, counted from what the child has used so far; the hard
+    limits stay as inherited so that the next case can be given its own."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = int(usage.ru_utime + usage.ru_stime + timeout) + 1
+    memory = _address_space() + CHILD_MEMORY
+    for kind, soft in ((resource.RLIMIT_CPU, cpu), (resource.RLIMIT_AS, memory)):
+        hard = resource.getrlimit(kind)[1]
+        if hard != resource.RLIM_INFINITY:
+            soft = min(soft, hard)
+        resource.setrlimit(kind, (soft, hard))
+
+
+def _serve(connection: Any) -> None:
+    """The child's loop: one ``(check, args, timeout)`` in, its Outcome out, until told to stop.
+    Past its soft CPU limit the kernel ends the child (SIGXCPU), as a forked child per case."""
+    while True:
+        try:
+            request = connection.recv()
+        except EOFError:
+            return
+        if request is None:
+            return
+        check, args, timeout = request
+        _limit_next_case(timeout)
+        connection.send(check(*args))
+
+
+class Isolated:
+    """Checks run one after another in one forked child, each with its own CPU and memory
+    limits; a case that hangs or kills the child is that case's outcome, and the next case gets
+    a fresh child forked from this process again."""
+
+    def __init__(self) -> None:
+        self._child: Any = None
+        self._connection: Any = None
+
+    def run(
+        self, check: Callable[..., Outcome], *args: Any, timeout: float = CHILD_TIMEOUT
+    ) -> Outcome:
+        if self._child is None:
+            context = multiprocessing.get_context("fork")
+            self._connection, theirs = context.Pipe()
+            self._child = context.Process(target=_serve, args=(theirs,), daemon=True)
+            self._child.start()
+            theirs.close()
+        try:
+            self._connection.send((check, args, timeout))
+            if self._connection.poll(timeout * WALL_PER_CPU_SECOND):
+                return self._connection.recv()
+        except (EOFError, OSError):  # the child is gone: it died on this case
+            pass
+        child = self._end()
+        return _no_answer(child.exitcode, timeout)
+
+    def validate(self, job: Path, deep: bool = False, timeout: float = CHILD_TIMEOUT) -> Outcome:
+        return self.run(_validate, job, deep, timeout=timeout)
+
+    def cli(self, *args: str, cwd: Path) -> CliResult:
+        """``smdist <args>`` as the script's ``main`` runs it, in the child (see ``_command``)."""
+        result = self.run(_command, args, cwd, timeout=CHILD_TIMEOUT)
+        if isinstance(result, Outcome):  # it hung or killed the child
+            return CliResult(-1, "", result.error, CLI_TIMEOUT)
+        return result
+
+    def close(self) -> None:
+        if self._child is not None and self._child.is_alive():
+            try:
+                self._connection.send(None)
+            except OSError:
+                pass
+        self._end()
+
+    def _end(self) -> Any:
+        child, self._child = self._child, None
+        if child is not None:
+            child.join(1.0)
+            if child.is_alive():
+                child.kill()
+                child.join()
+            self._connection.close()
+        return child
 
 
 def warm_up(job: Path) -> None:
-    """Import and build everything once so a child's CPU time is the check alone."""
+    """Import and build everything once, the command line's too, so that a child forked after
+    this spends its CPU time on the check alone."""
     _validate(job)
+    _command(("validate", str(job)), job.parent)
 
 
 def smdist_command() -> list[str]:
@@ -146,6 +203,39 @@ class CliResult:
     stdout: str
     stderr: str
     wall: float
+
+
+def _command(args: tuple[str, ...], cwd: Path) -> CliResult:
+    """``smdist <args>`` through the console script's own ``main``, in this process, with
+    ``run_cli``'s terminal and streams that encode as a process's do; what only a process of
+    its own adds (the installed script, the interpreter's exit) is for ``run_cli`` to prove."""
+    from smdist.cli.app import main
+
+    before = (os.getcwd(), dict(os.environ))
+    out, err = _stream_like(sys.__stdout__), _stream_like(sys.__stderr__)
+    start = time.perf_counter()
+    try:  # the child goes on to other cases: leave its directory and environment as they were
+        os.chdir(cwd)
+        os.environ.update(COLUMNS="400", NO_COLOR="1")
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(args))
+    finally:
+        os.chdir(before[0])
+        os.environ.clear()
+        os.environ.update(before[1])
+    wall = time.perf_counter() - start
+    return CliResult(code, _written(out), _written(err), wall)
+
+
+def _stream_like(stream: Any) -> io.TextIOWrapper:
+    """A stream with the encoding and error handling of ``stream`` as the interpreter opened
+    it (test capture aside): text a real process could not write fails here too."""
+    return io.TextIOWrapper(io.BytesIO(), encoding=stream.encoding, errors=stream.errors)
+
+
+def _written(stream: io.TextIOWrapper) -> str:
+    stream.flush()
+    return stream.buffer.getvalue().decode(stream.encoding, errors="replace")  # as run_cli reads
 
 
 def run_cli(*args: str, cwd: Path) -> CliResult:
