@@ -1,5 +1,6 @@
-"""Run torchrun as the launcher's child: SIGTERM / SIGINT forwarded to it, its exit code (or
-128 + the signal that stopped it) returned."""
+"""Run a program as the launcher's child (the script of a host outside the distribution's
+instance groups): SIGTERM / SIGINT forwarded to it, its exit code (or 128 + the signal that
+stopped it) returned."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ logger = logging.getLogger("smdist.runtime.launcher")
 
 
 def _terminate_with_parent() -> None:
-    """In the child: get SIGTERM if the launcher dies, so torchrun cannot be orphaned."""
+    """In the child: get SIGTERM if the launcher dies, so the child cannot be orphaned."""
     try:
         import ctypes
 
@@ -30,7 +31,7 @@ def run_forwarding_signals(command: Sequence[str], env: Mapping[str, str]) -> in
 
     A child killed by signal N reports 128 + N, as a shell would. When the child was stopped
     by a forwarded signal and exits non-zero, the result is 128 + that signal (143 for
-    SIGTERM), not torchrun's generic 1: callers tell a stopped job from a failed one by it.
+    SIGTERM), not the child's generic 1: callers tell a stopped job from a failed one by it.
     """
     child: subprocess.Popen[bytes] | None = None
     early: list[int] = []
@@ -42,7 +43,7 @@ def run_forwarding_signals(command: Sequence[str], env: Mapping[str, str]) -> in
             early.append(signum)
         elif child.poll() is None:
             logger.info(
-                "forwarding %s to torchrun (pid %d)", signal.Signals(signum).name, child.pid
+                "forwarding %s to pid %d", signal.Signals(signum).name, child.pid
             )
             child.send_signal(signum)
 

@@ -4,16 +4,16 @@ without a second Python starting beside the launcher.
 The launcher's process becomes torchrun. Its environment becomes the one torchrun and the
 script get; on a host other than the first, torch is imported first and torchrun starts once
 the first host's store answers (see ``torchrun_when_ready``). From then on torch's own handlers
-own SIGTERM and SIGINT: they stop the workers and raise ``SignalException``, which reads here
-as 128 + the signal (143 for SIGTERM, a stopped job, where torchrun's process exits 1). A failed
-worker gives torchrun's failure report, as torchrun prints it, and exit code 1. Until torch's
-handlers are installed (the import, the rendezvous), SIGTERM and SIGINT end the process at once,
-as they end a torchrun that has started no worker yet.
+own SIGTERM and SIGINT: they stop the workers and raise ``SignalException``, printed as a
+torchrun process prints it as it ends, which reads here as 128 + the signal (143 for SIGTERM, a
+stopped job, where torchrun's process exits 1). A failed worker gives torchrun's failure report,
+as torchrun prints it, and exit code 1. Until torch's handlers are installed (the import, the
+rendezvous), SIGTERM and SIGINT end the process at once, as they end a torchrun that has started
+no worker yet.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import signal
 import sys
@@ -21,8 +21,6 @@ import traceback
 from collections.abc import Mapping, Sequence
 
 from .torchrun_when_ready import wait_for_port
-
-logger = logging.getLogger("smdist.runtime.launcher")
 
 
 def run_torchrun_here(
@@ -52,7 +50,7 @@ def run_torchrun_here(
     try:
         torchrun(list(arguments))
     except SignalException as stop:
-        logger.info("torchrun stopped its workers on %s", stop.sigval.name)
+        traceback.print_exc()  # what a torchrun process prints as it ends on the signal
         return 128 + int(stop.sigval)
     except ChildFailedError:
         traceback.print_exc()  # torchrun's table of the failed workers, as python prints it

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import smdist.backends.local.processes as processes
+from smdist.backends.local.processes.proctree import command_line, descendants
 
 HOST_INIT = Path(processes.__file__).with_name("host_init.py")
 TRAINING = textwrap.dedent(
@@ -33,7 +34,10 @@ def test_a_process_that_starts_after_the_stop_gets_sigterm_not_sigkill(tmp_path)
         [sys.executable, "-S", "-E", str(HOST_INIT), "--grace", "20", "--", "sh", "-c", command]
     )
     try:
-        time.sleep(0.3)  # host_init has started the shell, the shell its sleep
+        deadline = time.monotonic() + 30
+        while not any("sleep" in command_line(pid) for pid in descendants(host.pid)):
+            assert time.monotonic() < deadline and host.poll() is None, "the shell never ran"
+            time.sleep(0.02)  # until host_init has started the shell, and the shell its sleep
         host.send_signal(signal.SIGTERM)
         code = host.wait(timeout=60)
     finally:

@@ -85,6 +85,7 @@ def test_sigterm_stops_the_worker_and_reads_as_stopped(tmp_path):
     process.send_signal(signal.SIGTERM)
     output = "".join(lines) + process.communicate(timeout=60)[0]
     assert process.returncode == 143, output
+    assert "SignalException" in output  # printed as a torchrun process prints it
     deadline = time.monotonic() + 10
     while Path(f"/proc/{worker}").exists() and time.monotonic() < deadline:
         time.sleep(0.05)
