@@ -9,8 +9,6 @@ again for that name; a value holding a dry run's placeholders is never sent.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -25,26 +23,11 @@ from smdist.errors import SpecError
 from smdist.planning.plan import plan
 from smdist.spec.job import JobSpec
 
+from .botocore_once import one_botocore_loader  # noqa: F401 - applies to this module
 from .conftest import BUCKET, REGION, ROLE
 from .tuning_cases import EXAMPLES, example, rich_job, tuning_variant
 
 ACCOUNT = {"bucket": BUCKET, "role": ROLE, "region": REGION}
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_botocore_loader() -> Iterator[None]:
-    """Every botocore session the module makes (a test's, smdist's, the SDK's) reads botocore's
-    data through one loader, as the clients of one session do: the SageMaker service model and
-    the endpoints are parsed once for the module instead of for every session, which was most
-    of a case's CPU time. The data and what is done with it are unchanged."""
-    import botocore.loaders
-    import botocore.session
-
-    loader = functools.cache(botocore.loaders.create_loader)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(botocore.loaders, "create_loader", loader)
-        patch.setattr(botocore.session, "create_loader", loader)
-        yield
 
 
 def job_spec(name: str, strategy: dict, code: dict, cluster: tuple[str, int], **more: Any):

@@ -25,9 +25,7 @@ botocore's output shape), next to training jobs and logs that moto really holds.
 
 from __future__ import annotations
 
-import functools
 import json
-from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -42,6 +40,7 @@ from smdist.cli.app import main
 from smdist.planning.plan import plan
 from smdist.spec.job import JobSpec
 
+from .botocore_once import one_botocore_loader  # noqa: F401 - applies to this module
 from .conftest import BUCKET, REGION, ROLE
 from .tuning_cases import (
     EXAMPLES,
@@ -71,22 +70,6 @@ SHARED_WITH_V3 = (
     "Environment",
 )
 V3_ONLY_CHANNELS = ("code", "sm_drivers")  # v3 ships the code and its drivers as channels
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_botocore_loader() -> Iterator[None]:
-    """Every botocore session the module makes (a test's, smdist's, the SDK's) reads botocore's
-    data through one loader, as the clients of one session do: the SageMaker service model and
-    the endpoints are parsed once for the module instead of for every session, which was most
-    of a case's CPU time. The data and what is done with it are unchanged."""
-    import botocore.loaders
-    import botocore.session
-
-    loader = functools.cache(botocore.loaders.create_loader)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(botocore.loaders, "create_loader", loader)
-        patch.setattr(botocore.session, "create_loader", loader)
-        yield
 
 
 def dry_run(path: Path, capsys, verb: str = "tune") -> dict[str, Any]:
