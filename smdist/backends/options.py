@@ -47,7 +47,11 @@ JobName = Annotated[
 class BackendOptions(BaseModel):
     """The base of every backend's options: strict, frozen, every field described."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+    # defer_build: a backend's validator is built when its options are first read; a command
+    # reads one backend's, and every backend's model is imported for its flags.
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, arbitrary_types_allowed=True, defer_build=True
+    )
     # Options for which None is a value of its own rather than "the default" (a stall
     # timeout of None: never).
     none_is_a_value: ClassVar[frozenset[str]] = frozenset()

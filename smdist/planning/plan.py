@@ -12,7 +12,6 @@ from typing import Any
 from smdist.checks.reading import as_job_spec
 from smdist.checks.validation import check_or_raise, effective_framework
 from smdist.planning.cost import job_cost
-from smdist.planning.display import plan_html
 from smdist.planning.plan_value import (
     BUCKET_PLACEHOLDER,
     ESTIMATORS,
@@ -62,6 +61,8 @@ class Plan(PlanValue):
         )
 
     def _repr_html_(self) -> str:
+        from smdist.planning.display import plan_html  # lazy: for notebooks only
+
         return plan_html(self)
 
 

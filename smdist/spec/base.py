@@ -20,4 +20,8 @@ class StrictModel(BaseModel):
     # extra="forbid" reports every unknown key, each at its path, without stopping the checks
     # of the other fields: a job file's typos are all listed at once. The "did you mean" is
     # added where pydantic's errors become Problems (smdist.spec.unknown_keys).
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False, strict=True)
+    # defer_build: a model's validator is built at its first use; a job file validates
+    # through JobSpec's, which holds every section, so the sections' own are seldom built.
+    model_config = ConfigDict(
+        extra="forbid", validate_assignment=True, frozen=False, strict=True, defer_build=True
+    )
