@@ -41,6 +41,7 @@ from smdist.planning.plan import plan
 from smdist.spec.job import JobSpec
 
 from .conftest import BUCKET, REGION, ROLE
+from .sdk_once import one_botocore_loader, sdk_config_schema_checked_once  # noqa: F401
 
 COMPARED = (
     "AlgorithmSpecification",

@@ -23,6 +23,7 @@ from smdist.runtime.metrics import metric_definitions
 from smdist.spec.job import JobSpec
 
 from .conftest import BUCKET, REGION, ROLE
+from .sdk_once import one_botocore_loader, sdk_config_schema_checked_once  # noqa: F401
 
 DLC = "763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-training:2.3.0-gpu-py311"
 TF_DLC = "763104351884.dkr.ecr.us-west-2.amazonaws.com/tensorflow-training:2.14.1-gpu-py310"
