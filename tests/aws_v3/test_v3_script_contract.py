@@ -40,6 +40,7 @@ from smdist.spec.job import JobSpec
 
 from .conftest import BUCKET, ROLE
 from .emulated_container import run_request
+from .sdk_once import one_botocore_loader, sdk_config_schema_checked_once  # noqa: F401
 from .test_v3_runs import describe
 
 # Real jobs: training frameworks run in emulated containers (`-m "not integration"` skips).
@@ -371,9 +372,15 @@ def test_every_column_of_the_v3_table_is_checked():
     assert set(SHARED_COLUMNS) <= set(V2_ROWS[0])
 
 
-@pytest.mark.parametrize(
-    ("row", "column"), CELLS, ids=[f"{row_id(row)}-{column.strip('`')}" for row, column in CELLS]
-)
+def cell(row: dict[str, str], column: str) -> Any:
+    """A row's cells share one worker (``--dist loadgroup``): the row runs once, not once per
+    worker that draws one of its cells."""
+    slug = re.sub(r"\W+", "-", row_id(row)).strip("-")
+    group = pytest.mark.xdist_group(f"v3-script-contract-{slug}")
+    return pytest.param(row, column, marks=group, id=f"{row_id(row)}-{column.strip('`')}")
+
+
+@pytest.mark.parametrize(("row", "column"), [cell(row, column) for row, column in CELLS])
 def test_the_script_sees_what_the_v3_table_says(
     row, column, boto_session, bucket, captured_requests, container_python, tmp_path
 ):
