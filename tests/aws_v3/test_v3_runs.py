@@ -25,6 +25,7 @@ from smdist.spec.job import JobSpec
 
 from .conftest import BUCKET, REGION, ROLE
 from .emulated_container import run_request, run_request_past_torch_exit_aborts
+from .sdk_once import one_botocore_loader, sdk_config_schema_checked_once  # noqa: F401
 
 # Real jobs: training frameworks run in emulated containers (`-m "not integration"` skips).
 pytestmark = pytest.mark.integration
@@ -235,13 +236,16 @@ def test_a_host_still_running_at_the_timeout_is_killed(namespaces, tmp_path):
 @pytest.mark.skipif(shutil.which("mpirun") is None, reason="Open MPI's mpirun is not installed")
 def test_ssh_stand_in_lets_mpirun_start_a_rank_on_each_host(namespaces, tmp_path):
     done = tmp_path / "done"
-    # As on SageMaker, the other hosts wait while algo-1's mpirun starts ranks on them by ssh.
+    # As on SageMaker, the other hosts wait while algo-1's mpirun starts ranks on them by ssh,
+    # having published their environment first, as the MPI drivers do before sshd starts (a
+    # session into a host that never publishes waits for it, up to a minute).
     script = """
 if [ "$(hostname)" = algo-1 ]; then
   mpirun --allow-run-as-root --host algo-1,algo-2 -np 2 --tag-output sh -c \
     'echo "$(hostname) daemons=$(cat /proc/[0-9]*/comm | grep -c -x -e orted -e prted)"'
   status=$?; touch "$DONE"; exit $status
 fi
+echo "DONE=$DONE" >> /etc/environment
 while [ ! -e "$DONE" ]; do sleep 0.2; done
 """
     request = shell_request(script, Environment={"DONE": str(done)})
