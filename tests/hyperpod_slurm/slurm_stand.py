@@ -28,6 +28,8 @@ FIRST_ADDRESS = 11
 OWNER = "SMDIST_SLURM_STAND_OWNER"
 CPUS_PER_NODE = 2
 
+# KillWait: SIGKILL 2 s after a job's SIGTERM (scancel, requeue): a job that ignores SIGTERM
+# (the stop test's) ends as it would on a cluster, without 10 s of waiting.
 CONFIG = """\
 ClusterName={cluster}
 SlurmctldHost=localhost
@@ -49,7 +51,7 @@ ReturnToService=2
 MpiDefault=none
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
-KillWait=10
+KillWait=2
 SlurmctldLogFile={dir}/log/slurmctld.log
 SlurmdLogFile={dir}/log/slurmd-%n.log
 {nodes}

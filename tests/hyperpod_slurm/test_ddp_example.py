@@ -1,6 +1,6 @@
 """The README's DDP example submitted to the test Slurm: two nodes of two processes each,
-followed with ``smdist status``, ``logs`` and ``jobs``; and ``smdist stop`` on a longer run,
-SIGTERM first."""
+followed with ``smdist status``, ``logs`` and ``jobs``; and ``smdist stop`` on a longer run
+(one process per node), SIGTERM first."""
 
 from __future__ import annotations
 
@@ -65,7 +65,9 @@ def _wait_for(slurm, name: str, text: str, timeout: float = 180) -> str:
 
 
 def test_stop_sends_sigterm_first_and_the_job_ends_stopped(slurm, tmp_path: Path):
-    sent = slurm.smdist("submit", str(_long_job(tmp_path)), *slurm.submit_flags())
+    # One process per node: stopping is the nodes' and the script's (two per node trained above).
+    flags = slurm.submit_flags(processes_per_node=1)
+    sent = slurm.smdist("submit", str(_long_job(tmp_path)), *flags)
     assert sent.returncode == 0, sent.stderr
     name = _job_name(sent)
     _wait_for(slurm, name, "[metrics] step=")

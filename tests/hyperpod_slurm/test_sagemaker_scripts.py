@@ -1,17 +1,33 @@
 """Scripts written for SageMaker run unchanged on the test Slurm: the SM_* contract on every
 node (hosts, current host, model directory, a channel on the shared file system,
-hyperparameters), and a requeued job resuming from its newest checkpoint."""
+hyperparameters), and a requeued job resuming from its newest checkpoint.
+
+The contract's job is submitted and followed through a head node (an ssh stand-in that runs
+the command line on this machine, as sshd would on the head node): the folder written with one
+tar stream, sbatch, status and logs all through it. The other jobs here are submitted on this
+machine directly."""
 
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
 SCRIPTS = Path(__file__).parent / "user_scripts"
-STEPS = 40
+# Enough steps (0.5 s each) that the job still runs when the test requeues it after step 6,
+# even on a busy machine; few enough that the resumed run is short.
+STEPS = 30
+SSH_STAND_IN = """#!{python}
+import os, sys
+arguments = sys.argv[1:]
+at = arguments.index("--")
+with open(os.environ["SSH_RECORD"], "a") as record:
+    record.write(arguments[at + 2] + "\\n")
+os.execvp("bash", ["bash", "-c", arguments[at + 2]])
+"""
 
 
 def _job_file(tmp_path: Path, name: str, body: str) -> Path:
@@ -24,7 +40,14 @@ def _job_file(tmp_path: Path, name: str, body: str) -> Path:
     return job
 
 
-def test_a_sagemaker_script_reads_its_contract_on_every_node(slurm, tmp_path: Path):
+def test_a_sagemaker_script_sent_through_a_head_node_reads_its_contract_on_every_node(
+    slurm, tmp_path: Path
+):
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    (tools / "ssh").write_text(SSH_STAND_IN.format(python=sys.executable))
+    (tools / "ssh").chmod(0o755)
+    record = tmp_path / "ssh.log"
     data = slurm.folder / "fsx" / "data" / "train"
     data.mkdir(parents=True, exist_ok=True)
     (data / "values.txt").write_text("\n".join(str(v) for v in range(1, 9)) + "\n")
@@ -35,9 +58,28 @@ def test_a_sagemaker_script_reads_its_contract_on_every_node(slurm, tmp_path: Pa
         f"inputs: {{training: 'file://{data}'}}\n"
         "hyperparameters: {epochs: 2, learning-rate: 0.5}\n",
     )
-    sent = slurm.smdist("submit", str(job), *slurm.submit_flags(), "--wait")
-    assert sent.returncode == 0, sent.stdout + sent.stderr
-    name = sent.stdout.splitlines()[0]
+    saved = dict(slurm.stand.env)
+    slurm.stand.env.update(PATH=f"{tools}:{saved['PATH']}", SSH_RECORD=str(record))
+    try:
+        flags = [*slurm.submit_flags(), "--head-node", "ubuntu@head-1"]
+        sent = slurm.smdist("submit", str(job), *flags, "--wait")
+        assert sent.returncode == 0, sent.stdout + sent.stderr
+        name = sent.stdout.splitlines()[0]
+        status = slurm.smdist("status", name, "--root", str(slurm.root))
+        assert status.stdout.split("\t")[:2] == [name, "Completed"]
+        assert "(ubuntu@head-1)" in status.stdout
+        logs = slurm.smdist("logs", name, "--root", str(slurm.root)).stdout.splitlines()
+        for node in ("node1", "node2"):  # every node's output, read through the head node
+            assert any(
+                line.startswith(f"{node} | ") and f"on {node}: weight 36" in line for line in logs
+            ), logs
+    finally:
+        slurm.stand.env.clear()
+        slurm.stand.env.update(saved)
+    commands = record.read_text().splitlines()
+    assert any(line.startswith("sbatch --parsable ") for line in commands)
+    assert any(line.startswith("tar -x -f - -C ") for line in commands)
+    assert any(line.startswith("scontrol -o show job ") for line in commands)
     model = slurm.job_root / name / "model"
     for node in ("node1", "node2"):
         seen = json.loads((model / f"seen-{node}.json").read_text())

@@ -106,24 +106,21 @@ def test_a_job_trains_on_an_fsx_channel_and_shares_a_read_write_efs_channel(tmp_
     assert_nothing_left(tmp_path)
 
 
-def test_a_channel_whose_file_system_is_not_mapped_is_refused_before_anything_starts(tmp_path):
-    inputs = {"train": {"uri": f"fsx://{LUSTRE}/{MOUNT_NAME}/datasets/train"}}
-    run = smdist_run(write_job(tmp_path, inputs), tmp_path, *TOPOLOGY, timeout=120)
-    assert run.returncode == 2, run.output
-    assert "inputs.train.uri" in run.output
-    assert f"file system {LUSTRE} has no directory here" in run.output
-    assert f"--file-system {LUSTRE}=" in run.output
-    assert not (tmp_path / ".smdist" / "jobs").exists()  # nothing was made
-
-
-def test_a_file_system_mapped_to_a_missing_directory_is_refused(tmp_path):
-    inputs = {"data": {"uri": f"efs://{EFS}/scratch", "access_mode": "rw"}}
+def test_channels_whose_file_system_is_not_mapped_or_mapped_to_nothing_are_refused(tmp_path):
+    """One run with both: every such channel is named, before anything starts."""
+    inputs = {
+        "train": {"uri": f"fsx://{LUSTRE}/{MOUNT_NAME}/datasets/train"},  # not mapped
+        "data": {"uri": f"efs://{EFS}/scratch", "access_mode": "rw"},  # mapped to nothing
+    }
     missing = tmp_path / "not-there"
     run = smdist_run(
         write_job(tmp_path, inputs), tmp_path, *TOPOLOGY, "--file-system", f"{EFS}={missing}",
         timeout=120,
     )  # fmt: skip
     assert run.returncode == 2, run.output
+    assert "inputs.train.uri" in run.output
+    assert f"file system {LUSTRE} has no directory here" in run.output
+    assert f"--file-system {LUSTRE}=" in run.output
     assert "inputs.data.uri" in run.output and EFS in run.output
     assert f"mapped to {missing}" in run.output and "not a directory" in run.output
-    assert not (tmp_path / ".smdist" / "jobs").exists()
+    assert not (tmp_path / ".smdist" / "jobs").exists()  # nothing was made
