@@ -11,6 +11,7 @@ processes, reports what it saw (``sm-library {json}`` per rank) and packs a mode
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -82,13 +83,19 @@ def _completed(run: Run) -> dict[int, dict[str, Any]]:
 SDDP = {"kind": "sddp"}
 
 
-def test_smddp_modern_api_runs_unchanged(tmp_path):
+def test_smddp_modern_api_runs_unchanged_beside_a_projects_own_sitecustomize(tmp_path):
+    """The modern-API script from a code directory that ships its own sitecustomize.py: it
+    still runs, and the stand-ins still answer (the other scripts run without one)."""
     job = _job(tmp_path, "smddp_modern.py", SDDP, "ml.p4d.24xlarge", hyperparameters={"steps": 3})
+    (tmp_path / "code" / "sitecustomize.py").write_text(
+        "import sys\nprint('project sitecustomize ran', file=sys.stderr, flush=True)\n"
+    )
     run = run_script(job, tmp_path, "--processes-per-host", "2")
     seen = _completed(run)
     assert sorted(r["local_rank"] for r in seen.values()) == [0, 0, 1, 1]
     assert len({r["weights"] for r in seen.values()}) == 1  # one replica, averaged gradients
     assert "smddp backend is a local stand-in running gloo collectives over 4 ranks" in run.output
+    assert "project sitecustomize ran" in run.output
 
 
 def test_smddp_older_api_runs_unchanged(tmp_path):
@@ -140,17 +147,17 @@ def test_smp_v1_tutorial_script_sees_the_librarys_ranks_and_groups(tmp_path, pla
     assert "smp: SageMaker's model parallel library is not installed here" in run.output
 
 
-@pytest.mark.parametrize("where", ["option", "job file"])
-def test_smp_v2_script_with_tsm_and_fsdp(where, tmp_path):
-    # Two processes per emulated host, from smdist run's option or from the job file: the same.
-    strategy = {"kind": "sdmp", "version": 2, "hybrid_shard_degree": 2}
-    option: tuple[str, ...] = ("--processes-per-host", "2")
-    if where == "job file":
-        strategy, option = {**strategy, "processes_per_host": 2}, ()
+SMP_V2 = {"kind": "sdmp", "version": 2, "hybrid_shard_degree": 2}
+
+
+def test_smp_v2_script_with_tsm_and_fsdp(tmp_path):
+    # Two processes per emulated host from the job file (the option's are the same: below).
+    strategy = {**SMP_V2, "processes_per_host": 2}
     job = _job(tmp_path, "smp_v2.py", strategy, "ml.p4d.24xlarge")
-    run = run_script(job, tmp_path, *option)
+    run = run_script(job, tmp_path)
     seen = _completed(run)
     assert "2 hosts x 2 processes emulating ml.p4d.24xlarge" in run.output
+    assert "processes per host: 2 as strategy.processes_per_host asks" in run.output
     assert {r["initialized"] for r in seen.values()} == {True}
     assert {r["hybrid_shard_degree"] for r in seen.values()} == {2}
     assert {r["tp_size"] for r in seen.values()} == {1}
@@ -158,6 +165,30 @@ def test_smp_v2_script_with_tsm_and_fsdp(where, tmp_path):
     assert "torch.sagemaker: SageMaker's SMP v2 library is not installed here" in run.output
     # The stand-in's note says what it leaves out.
     assert "not reproduced: tensor, context and expert parallelism" in run.output
+
+
+def test_smp_v2_processes_per_host_from_the_option_or_the_job_file_are_the_same(tmp_path):
+    """What the hosts get is made from the job's local layout: the option's and the job file's
+    are the same but for the spec's record of what it asked."""
+    from smdist.backends.local.options import LocalOptions
+    from smdist.backends.local.preparation.files import local_layout
+    from smdist.checks.reading import load
+    from smdist.planning.plan import plan
+
+    def layout(place: str, strategy: dict[str, Any], **options: Any):
+        (tmp_path / place).mkdir()
+        job = _job(tmp_path / place, "smp_v2.py", strategy, "ml.p4d.24xlarge")
+        return local_layout(plan(load(job)), "smp-v2", LocalOptions(**options))
+
+    by_option = layout("option", SMP_V2, processes_per_host=2)
+    by_file = layout("job-file", {**SMP_V2, "processes_per_host": 2})
+    assert (by_option.hosts, by_option.processes_per_host) == (2, 2)
+    assert by_option.plan.topology == by_file.plan.topology
+    assert by_option.plan.launch == dataclasses.replace(
+        by_file.plan.launch, requested_processes_per_host=None
+    )
+    assert by_option.wire_hyperparameters == by_file.wire_hyperparameters
+    assert by_option.environment == by_file.environment
 
 
 def test_smp_v2_tensor_parallelism_is_refused_locally_before_any_rank_starts(tmp_path):
@@ -176,14 +207,3 @@ def test_smp_v2_tensor_parallelism_is_refused_locally_before_any_rank_starts(tmp
     checked = smdist_cli(tmp_path, "validate", "sagemaker.yaml")
     assert checked.returncode == 0, checked.stderr
     assert "valid (sdmp, world size 16)" in checked.stdout
-
-
-def test_a_code_directory_with_its_own_sitecustomize_keeps_both(tmp_path):
-    """A project that ships a sitecustomize.py: it still runs, and the stand-ins still answer."""
-    job = _job(tmp_path, "smddp_modern.py", SDDP, "ml.p4d.24xlarge", hyperparameters={"steps": 1})
-    (tmp_path / "code" / "sitecustomize.py").write_text(
-        "import sys\nprint('project sitecustomize ran', file=sys.stderr, flush=True)\n"
-    )
-    run = run_script(job, tmp_path, "--processes-per-host", "2")
-    _completed(run)
-    assert "project sitecustomize ran" in run.output
