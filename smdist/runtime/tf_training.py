@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from smdist.runtime import checkpoints
+from smdist.runtime.frozen_imports import freeze_imported_objects
 from smdist.runtime.tf_keras_install import ensure_tf_keras
 from smdist.runtime.tf_multi_worker import (
     COMMUNICATION_CHOICES,
@@ -101,6 +102,7 @@ def import_tensorflow() -> Any:
             f"`pip install --no-deps tf-keras=={tf.__version__}`, and nothing may import "
             "tensorflow before import_tensorflow() sets TF_USE_LEGACY_KERAS=1."
         )
+    freeze_imported_objects()  # TensorFlow's and Keras's objects live until exit: never walk them
     return tf
 
 

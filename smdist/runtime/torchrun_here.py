@@ -20,6 +20,7 @@ import sys
 import traceback
 from collections.abc import Mapping, Sequence
 
+from .frozen_imports import freeze_imported_objects
 from .torchrun_when_ready import wait_for_port
 
 
@@ -44,6 +45,7 @@ def run_torchrun_here(
     except ImportError as error:
         print(f"smdist-launcher: torchrun needs torch in {sys.executable}: {error}", flush=True)
         return 1
+    freeze_imported_objects()  # torch's objects live until exit: it need not walk them
     if store is not None:
         wait_for_port(*store, store_wait)
     argv, sys.argv = sys.argv, ["torchrun", *arguments]  # what torchrun's messages name

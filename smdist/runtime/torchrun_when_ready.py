@@ -16,6 +16,7 @@ Standard library and torch only: it runs from the shipped runtime, as a file.
 
 from __future__ import annotations
 
+import gc
 import socket
 import sys
 import time
@@ -41,6 +42,8 @@ def main(argv: list[str]) -> None:
         raise SystemExit(f"usage: {__doc__.splitlines()[2].strip('`')}")
     host, port, seconds, torchrun_args = argv[0], int(argv[1]), float(argv[2]), argv[4:]
     from torch.distributed.run import main as torchrun  # the import is most of the start
+
+    gc.freeze()  # torch's objects live until exit, which then need not walk them (frozen_imports)
 
     wait_for_port(host, port, seconds)
     sys.argv = ["torchrun", *torchrun_args]

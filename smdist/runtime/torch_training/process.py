@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from smdist.runtime.environments import detect, torch_env
+from smdist.runtime.frozen_imports import freeze_imported_objects
 
 CONFIG_ERROR_EXIT_CODE = 2
 FAILURE_EXIT_CODE = 1
@@ -110,6 +111,7 @@ def run_entry_point(main: Callable[[], int], leave_group: bool = True) -> None:
     their group. Configuration mistakes exit 2 with one sentence; anything else prints the
     traceback and exits 1, so the launcher (torchrun, mpirun) brings the other ranks down.
     """
+    freeze_imported_objects()  # the entry point's imports are done: exit does not walk them
     try:
         code = main()
         if leave_group:
