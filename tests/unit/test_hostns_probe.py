@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
+
+import pytest
 
 from smdist.backends.local.hosts.namespaced import probe
 from smdist.backends.local.hosts.namespaced.sshd import etc_environment, write_client
 from smdist.backends.local.hosts.namespaced.switch import (
     DNS_SERVER,
+    _network_ready,
+    await_own_network,
     host_address,
     hosts_file,
     resolver_file,
@@ -72,3 +77,29 @@ def test_the_ssh_client_runs_without_site_packages_and_refuses_a_host_not_of_the
 
 def test_the_sshd_reads_etc_environment_as_pam_env_does():
     assert etc_environment("A=1\n# B=2\nC=x=y\n") == {"A": "1", "C": "x=y"}
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="needs root")
+def test_a_user_namespace_is_joined_only_once_unshare_has_mapped_root():
+    """unshare makes the namespaces, then writes the map: a switch entered in between cannot
+    add its bridge (``RTNETLINK answers: Operation not permitted``), so the wait covers both."""
+    started = [
+        subprocess.Popen(["unshare", "--user", *mapping, "--net", "--", "sleep", "60"])
+        for mapping in ([], ["--map-root-user"])
+    ]
+    unmapped, mapped = started
+    try:
+        await_own_network(mapped.pid, user_namespace=True)
+        assert _network_ready(mapped.pid, user_namespace=True)
+        await_own_network(unmapped.pid)  # its own network, but a user namespace never mapped
+        assert not _network_ready(unmapped.pid, user_namespace=True)
+        refused = subprocess.run(
+            ["nsenter", "--target", str(unmapped.pid), "--user", "--preserve-credentials",
+             "--net", "--", "ip", "link", "add", "br0", "type", "bridge"],
+            capture_output=True, text=True,
+        )  # fmt: skip
+        assert refused.returncode != 0 and "Operation not permitted" in refused.stderr
+    finally:
+        for process in started:
+            process.kill()
+            process.wait()

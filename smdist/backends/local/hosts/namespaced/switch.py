@@ -71,14 +71,25 @@ def _ip(*commands: list[str], inside: int | None = None, user: bool = False) -> 
         raise RuntimeError(f"ip {listed}: {done.stderr.strip()}")
 
 
-def await_own_network(pid: int) -> None:
+def await_own_network(pid: int, user_namespace: bool = False) -> None:
     """Wait until process ``pid`` (just started by unshare) is in a network namespace of its
-    own."""
+    own, and with ``user_namespace``, until its user namespace maps root: unshare makes both
+    namespaces first and writes the map after, and a process that enters the user namespace
+    before the map is written may not add links to the network (``Operation not permitted``)."""
     deadline = time.monotonic() + SETUP_TIMEOUT
-    while os.readlink(f"/proc/{pid}/ns/net") == os.readlink("/proc/self/ns/net"):
+    while not _network_ready(pid, user_namespace):
         if time.monotonic() > deadline:
             raise RuntimeError(f"process {pid} never got a network namespace of its own")
         time.sleep(0.002)
+
+
+def _network_ready(pid: int, user_namespace: bool) -> bool:
+    if os.readlink(f"/proc/{pid}/ns/net") == os.readlink("/proc/self/ns/net"):
+        return False
+    if not user_namespace:
+        return True
+    with open(f"/proc/{pid}/uid_map") as uid_map, open(f"/proc/{pid}/gid_map") as gid_map:
+        return bool(uid_map.read().strip() and gid_map.read().strip())
 
 
 def router_path() -> str | None:
@@ -126,7 +137,7 @@ def start_switch(*, route_out: bool = False, user_namespace: bool = False) -> Sw
     )  # fmt: skip
     switch = Switch(process, user_namespace)
     try:
-        await_own_network(process.pid)
+        await_own_network(process.pid, user_namespace)
         _ip(["link", "add", "br0", "type", "bridge"], ["link", "set", "br0", "up"],
             inside=process.pid, user=user_namespace)  # fmt: skip
         router = router_path()
