@@ -22,7 +22,13 @@ from smdist.backends.base import JobStatus
 
 pytestmark = [pytest.mark.integration, pytest.mark.torch]
 
-SMALL = {"epochs": 1, "max_steps": 4, "samples": 128, "batch_size": 16, "log_every": 2}
+# Two steps of the ready scripts: what these tests read is the job's outcome and its model.
+SMALL = {"epochs": 1, "max_steps": 2, "samples": 64, "batch_size": 16, "log_every": 1}
+# The typed Cluster asks for 2 hosts; the jobs run 1 host x 2 processes (the option's, as a
+# notebook's `options` give its layout): 2 ranks, one launcher each. Hosts are not what these
+# tests are about: each launcher's multi-host run is test_local_backend's
+# (test_every_strategy_runs_end_to_end, on 2 hosts x 1).
+LAYOUT = {"hosts": 1, "processes_per_host": 2}
 
 STRICT_SCRIPT = """
     import argparse, os
@@ -60,14 +66,14 @@ def model_files(job) -> list[str]:
 def run(tmp_path: Path, finished: re.Pattern[str] | None = None, **fields):
     """The job, run again only when a rank aborted at exit after every rank had printed its
     ``finished`` line (torch 2.13's gloo abort, local_jobs.past_torch_exit_aborts)."""
-    options = {"root": str(tmp_path / ".smdist"), "processes_per_host": 1, "grace": 5}
+    options = {"root": str(tmp_path / ".smdist"), **LAYOUT, "grace": 5}
 
     def aborted_after_finishing(job) -> bool:
         text = "\n".join(job.logs())
         return (
             finished is not None
             and job.status == JobStatus.FAILED
-            and len(set(finished.findall(text))) == 2  # both ranks of these 2-host jobs
+            and len(set(finished.findall(text))) == 2  # both ranks of these 2-rank jobs
             and EXIT_ABORT.search(f"{job.failure_reason}\n{text}") is not None
         )
 
@@ -101,7 +107,7 @@ def test_a_strict_user_script_runs_under_both_launchers(launcher, tmp_path):
         strategy=PyTorchDDP(launcher=launcher),
         cluster=Cluster(instance_type="ml.g5.xlarge", instance_count=2),
         code=Code(source_dir=str(source), entry_point="train.py"),
-        hyperparameters={"steps": 3},
+        hyperparameters={"steps": 2},
     )
     assert job.status == JobStatus.COMPLETED, job.failure_reason
     assert "m.pt" in [Path(name).name for name in model_files(job)]

@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 from local_jobs import (
     EXAMPLES,
-    SMALL,
     Run,
     assert_nothing_left,
     checksums,
@@ -29,33 +28,38 @@ from torch_exit import EXIT_ABORT, past_torch_exit_aborts
 pytestmark = pytest.mark.integration
 
 
-# ---- every strategy, two topologies ---------------------------------------------------------
+# ---- every strategy through `smdist run`, each launcher on both topologies --------------------
 TORCH = [pytest.mark.torch]
-STRATEGIES = [
-    pytest.param("pytorch_ddp", marks=TORCH, id="ddp-torchrun-launcher"),
-    pytest.param("pytorch_ddp_torch_distributed", marks=TORCH, id="ddp-torch_distributed"),
-    pytest.param("sddp", marks=TORCH, id="sddp"),
-    pytest.param("smp_v1", marks=TORCH, id="smp-v1"),
-    pytest.param("smp_v2", marks=TORCH, id="smp-v2"),
-    pytest.param("horovod_pytorch", marks=[*TORCH, pytest.mark.horovod], id="horovod-pytorch"),
-    pytest.param(
-        "horovod_tensorflow", marks=[pytest.mark.tf, pytest.mark.horovod], id="horovod-tensorflow"
-    ),  # fmt: skip
-    pytest.param("mwms", marks=pytest.mark.tf, id="mwms"),
-]
-TOPOLOGIES = {"2hostsx1": (2, 1), "1hostx2": (1, 2)}
-# Run by the tests named, which assert more of the same job.
-RUN_ELSEWHERE = {
-    ("ddp-torchrun-launcher", "1hostx2"),  # test_fit_runs_locally_by_default_and_...
-    ("horovod-pytorch", "1hostx2"),  # test_horovod_under_sagemakers_mpirun_trains_...
-    ("horovod-tensorflow", "1hostx2"),
-}
-EVERY_STRATEGY_AND_TOPOLOGY = [
-    pytest.param(strategy.values[0], *topology, marks=strategy.marks, id=f"{strategy.id}-{name}")
-    for strategy in STRATEGIES
-    for name, topology in TOPOLOGIES.items()
-    if (strategy.id, name) not in RUN_ELSEWHERE
-]
+# Every strategy runs through `smdist run` at least once (with run_end_to_end's checks), and
+# each of the local backend's launchers runs on 2 hosts x 1 and on 1 host x 2:
+# - smdist's torchrun launcher (a plain process per host): DDP 2x1 here, 1x2 through
+#   `smdist.fit` in test_fit_runs_locally_by_default_and_returns_a_finished_job;
+# - SageMaker's torch_distributed (torchrun on every host): DDP 2x1 and SMP v2 1x2 here;
+# - one mpirun across the hosts (Horovod, SMP v1): Horovod-PyTorch and SMP v1 2x1 here; in
+#   test_horovod_under_sagemakers_mpirun_trains_and_saves_once, Horovod-PyTorch 1x2 and
+#   Horovod-TensorFlow 2x1 (its 1x2 is horovodrun's, in test_horovod_entry_points);
+# - smddp's mpirun: SDDP 2x1 here (tests/aws_v3/test_v3_driver_runs relies on it), 2 hosts x 2
+#   processes in test_sagemaker_library_scripts (test_smddp_*);
+# - MultiWorkerMirrored (one worker per host, whatever was asked): both here.
+# The strategies' other topologies run elsewhere: SMP v2 on 2 hosts (sharded within a host,
+# replicated across them) in notebooks/08_smp_v2.ipynb (test_notebooks) and on 2 hosts x 2 in
+# test_sagemaker_library_scripts, as SMP v1 is there; SDDP and SMP v1 on 2 hosts x 1 in their
+# notebooks too.
+EVERY_STRATEGY = [
+    pytest.param("pytorch_ddp", 2, 1, marks=TORCH, id="ddp-torchrun-launcher-2hostsx1"),
+    pytest.param("pytorch_ddp_torch_distributed", 2, 1, marks=TORCH,
+                 id="ddp-torch_distributed-2hostsx1"),
+    pytest.param("smp_v2", 1, 2, marks=TORCH, id="smp-v2-1hostx2"),
+    pytest.param("sddp", 2, 1, marks=TORCH, id="sddp-2hostsx1"),
+    pytest.param("smp_v1", 2, 1, marks=TORCH, id="smp-v1-2hostsx1"),
+    pytest.param("horovod_pytorch", 2, 1, marks=[*TORCH, pytest.mark.horovod],
+                 id="horovod-pytorch-2hostsx1"),
+    pytest.param("mwms", 2, 1, marks=pytest.mark.tf, id="mwms-2hostsx1"),
+    pytest.param("mwms", 1, 2, marks=pytest.mark.tf, id="mwms-1hostx2"),
+]  # fmt: skip
+# The smallest training that still logs metric lines: two steps, a line after each.
+TINY = {"epochs": 1, "max_steps": 2, "samples": 64, "log_every": 1, "batch_size": 16}
+TINY_ARGS = [arg for name, value in TINY.items() for arg in ("-H", f"{name}={value}")]
 _METRICS = re.compile(r"\[metrics\] step=(\d+) .*?loss=([-+\d.e]+)")
 
 
@@ -97,32 +101,44 @@ def run_end_to_end(example: str, tmp_path: Path, hosts: int, per_host: int, *arg
     return run
 
 
-@pytest.mark.parametrize(("example", "hosts", "per_host"), EVERY_STRATEGY_AND_TOPOLOGY)
+@pytest.mark.parametrize(("example", "hosts", "per_host"), EVERY_STRATEGY)
 def test_every_strategy_runs_end_to_end(example, hosts, per_host, tmp_path):
-    run_end_to_end(example, tmp_path, hosts, per_host, *SMALL)
+    run_end_to_end(example, tmp_path, hosts, per_host, *TINY_ARGS)
 
 
 HOROVOD = [
-    pytest.param("horovod_pytorch", "model.pt", marks=[*TORCH, pytest.mark.horovod], id="torch"),
+    pytest.param(
+        "horovod_pytorch", 1, 2, "model.pt", marks=[*TORCH, pytest.mark.horovod], id="torch"
+    ),  # fmt: skip
     pytest.param(
         "horovod_tensorflow",
+        2,
+        1,
         "1/saved_model.pb",
         marks=[pytest.mark.tf, pytest.mark.horovod],
         id="tf",
     ),  # fmt: skip
 ]
+# 8 steps of a global batch of 32, a metric line every 2: the loss falls within them.
+HOROVOD_TRAINING = {"epochs": 1, "samples": 256, "batch_size": 16, "learning_rate": 0.05,
+                    "log_every": 2}  # fmt: skip
 
 
-@pytest.mark.parametrize(("example", "model_file"), HOROVOD)
-def test_horovod_under_sagemakers_mpirun_trains_and_saves_once(example, model_file, tmp_path):
-    """SageMaker launches a Horovod job with one mpirun (here one host, two ranks): the ready
-    script lowers its loss, its ranks agree and the model is saved once. Also the strategy's
-    end-to-end run on one host with two processes (test_every_strategy_runs_end_to_end)."""
-    training = ["epochs=1", "samples=512", "batch_size=16", "learning_rate=0.05", "log_every=4"]
-    run = run_end_to_end(example, tmp_path, 1, 2, *(a for v in training for a in ("-H", v)))
-    assert "2 processes on 1 host(s), MPI" in run.output
+@pytest.mark.parametrize(("example", "hosts", "per_host", "model_file"), HOROVOD)
+def test_horovod_under_sagemakers_mpirun_trains_and_saves_once(
+    example, hosts, per_host, model_file, tmp_path
+):
+    """SageMaker launches a Horovod job with one mpirun across its hosts (here the PyTorch
+    example on one host with two ranks, the TensorFlow one on two hosts with one each): the
+    ready script lowers its loss, its ranks agree and the model is saved once. Also these
+    examples' end-to-end runs through `smdist run` (run_end_to_end's checks): Horovod-PyTorch's
+    on 2 hosts x 1 is test_every_strategy_runs_end_to_end's; Horovod-TensorFlow's two ranks on
+    one host run under horovodrun in test_horovod_entry_points."""
+    training = [a for name, value in HOROVOD_TRAINING.items() for a in ("-H", f"{name}={value}")]
+    run = run_end_to_end(example, tmp_path, hosts, per_host, *training)
+    assert f"2 processes on {hosts} host(s), MPI" in run.output
     metrics = [(int(step), float(loss)) for step, loss in _METRICS.findall(run.output)]
-    assert metrics and metrics[-1][0] == 512 // 32, run.output
+    assert metrics and metrics[-1][0] == HOROVOD_TRAINING["samples"] // 32, run.output
     assert metrics[-1][1] < metrics[0][1], metrics
     assert run.output.count("model saved to") == 1, "the model must be saved by one rank only"
     assert model_file in tar_names(run.job_dir() / "output" / "model.tar.gz")
@@ -291,10 +307,8 @@ def test_fit_runs_locally_by_default_and_returns_a_finished_job(tmp_path, capsys
 
     spec = smdist.load(EXAMPLES / "pytorch_ddp.yaml")
     spec = spec.model_copy(
-        update={"hyperparameters": {"epochs": 1, "max_steps": 6, "samples": 256, "log_every": 3,
-                                    "batch_size": 16},
-                "output_path": (tmp_path / "artifacts").as_uri()}
-    )  # fmt: skip
+        update={"hyperparameters": TINY, "output_path": (tmp_path / "artifacts").as_uri()}
+    )
     options = {"root": tmp_path / ".smdist", "hosts": 1, "processes_per_host": 2}
     job = past_torch_exit_aborts(
         lambda _: smdist.fit(spec, options=options),
