@@ -21,8 +21,6 @@ from pathlib import Path
 
 import pytest
 from local_jobs import (
-    EXAMPLES,
-    SMALL,
     assert_nothing_left,
     checksums,
     clean_environ,
@@ -127,18 +125,37 @@ def test_a_job_folder_made_read_only_while_it_runs_ends_the_job(tmp_path):
     assert_nothing_left(tmp_path)
 
 
-@pytest.mark.horovod
-@pytest.mark.torch
+# One rank per host under mpirun (model parallelism's launch; no framework is needed for a
+# script that imports none): rank 1 starts on algo-2 through the ssh stand-in.
+MPI_SCRIPT = """
+    import os
+    print(f"rank {os.environ['OMPI_COMM_WORLD_RANK']} started", flush=True)
+"""
+
+
 def test_an_mpi_job_writes_no_secret_of_the_callers_environment(tmp_path):
     """Hosts sharing this machine reach each other through the ssh stand-in, which starts a
     login from the host's own environment: its file names the variables and holds only
     smdist's per-host values, never the caller's keys and tokens (it held all of them)."""
-    pytest.importorskip("horovod.torch")
-    job = shutil.copy(EXAMPLES / "horovod_pytorch.yaml", tmp_path)
-    run = smdist_run(
-        Path(job), tmp_path, "--hosts", "2", "--no-namespaces", *SMALL, env=AWS_SECRETS
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "train.py").write_text(textwrap.dedent(MPI_SCRIPT))
+    job = tmp_path / "job.yaml"
+    job.write_text(
+        textwrap.dedent(
+            """
+            name: mpi
+            strategy: {kind: sdmp, version: 1, partitions: 1, processes_per_host: 1}
+            cluster: {instance_type: ml.p3.16xlarge, instance_count: 2}
+            code: {source_dir: src, entry_point: train.py}
+            """
+        )
     )
+    run = smdist_run(job, tmp_path, "--no-namespaces", env=AWS_SECRETS)
     assert run.returncode == 0, run.output
+    # Rank 1 ran on algo-2, started there through the stand-in (mpirun tags its lines).
+    lines = run.output.splitlines()
+    assert [line for line in lines if line.startswith("algo-2") and "rank 1 started" in line], lines
     files = sorted((run.job_dir() / "bin").glob("environment-algo-*.json"))
     assert [path.name for path in files] == ["environment-algo-1.json", "environment-algo-2.json"]
     assert files_holding_secrets(tmp_path / ".smdist", AWS_SECRETS) == []
@@ -209,15 +226,17 @@ def test_a_field_path_with_a_right_to_left_override_is_shown_escaped(tmp_path):
     assert "\\u202ednik" in shown and "k\\u0456nd2" in shown
 
 
-# Steps of a restartable job: the kill at step 400 leaves four times as many for it to land
-# mid-training on a loaded machine; each run trains all of them, so no more.
-MAX_STEPS = 2000
+# Steps of a restartable job: the kill at step KILL_AT (after the checkpoint of step 50) leaves
+# four times as many for it to land mid-training on a loaded machine; each run trains all of
+# them (the reference run too), so no more.
+MAX_STEPS = 500
+KILL_AT = 100
 
 
 def restartable_job(tmp_path: Path, name: str) -> Path:
     """The ready DDP entry point with one restart, long enough to lose a rank mid-training."""
     values = {"epochs": 100000, "max_steps": MAX_STEPS, "samples": 256, "batch_size": 16,
-              "log_every": 100, "checkpoint_every": 200}  # fmt: skip
+              "log_every": 25, "checkpoint_every": 50}  # fmt: skip
     job = tmp_path / f"{name}.yaml"
     job.write_text(
         textwrap.dedent(
@@ -271,7 +290,7 @@ def test_a_rank_killed_mid_training_restarts_and_ends_as_if_uninterrupted(tmp_pa
     reference = smdist_run(restartable_job(tmp_path, "uninterrupted"), tmp_path, timeout=240)
     assert reference.returncode == 0, reference.output
     interrupted = restartable_job(tmp_path, "interrupted")
-    run = signal_rank_mid_training(interrupted, tmp_path, 400, signal.SIGKILL)
+    run = signal_rank_mid_training(interrupted, tmp_path, KILL_AT, signal.SIGKILL)
     assert run.returncode == 0, run.output
     assert "resum" in run.output.lower(), run.output
     assert checksums(run.output) == checksums(reference.output), run.output
@@ -546,7 +565,8 @@ def test_a_stopped_rank_fails_the_job_through_the_collective_timeout(tmp_path):
     # bounds their joining the group); the freeze is waited out for this long.
     spec = job.read_text().replace("max_restarts: 1", "max_restarts: 0, collective_timeout: 5")
     job.write_text(spec.replace(f"'max_steps': {MAX_STEPS}", "'max_steps': 1000000"))
-    run = signal_rank_mid_training(job, tmp_path, 200, signal.SIGSTOP, "--grace", "2")
+    # Frozen at the first metric line: the freeze, not the training, is what is waited out.
+    run = signal_rank_mid_training(job, tmp_path, 25, signal.SIGSTOP, "--grace", "2")
     assert run.returncode == 1, run.output
     assert "Failed" in run.output
     assert "timeout" in run.output.lower() or "timed out" in run.output.lower(), run.output

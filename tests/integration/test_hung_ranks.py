@@ -2,11 +2,16 @@
 errors.
 
 Real jobs of a user's own script, 2 hosts x 2 processes (torchrun launcher, gloo): algo-2 runs
-ranks 2 and 3. When rank 3 is stopped (SIGSTOP) or sits silent while the others' collectives
-time out, the job's failure reason names algo-2 rank 3 and its pid, not the rank whose timeout
-ended the job; a stopped rank is continued after its SIGTERM, so the stop does not wait out
-the grace period. When both ranks of algo-2 raise, ``output/failure`` credits each error to
-its own rank. Every run is bounded by a timeout; afterwards nothing of the job is left.
+ranks 2 and 3. When rank 3 is stopped (SIGSTOP) while the others' collectives time out, the
+job's failure reason names algo-2 rank 3 and its pid, not the rank whose timeout ended the job;
+a stopped rank is continued after its SIGTERM, so the stop does not wait out the grace period.
+When both ranks of algo-2 raise, ``output/failure`` credits each error to its own rank. Every
+run is bounded by a timeout; afterwards nothing of the job is left.
+
+Rank 3 sitting silent instead (alive, running, never back in a collective) is named as probably
+hung, not rank 2 whose wait timed out: that 2 x 2 job is run, and all of what this module
+asserted of it is asserted, through ``smdist run`` by test_local_faults'
+test_a_hung_rank_fails_the_job_through_the_collective_timeout.
 """
 
 from __future__ import annotations
@@ -26,7 +31,6 @@ from smdist.backends.base import JobStatus
 pytestmark = [pytest.mark.integration, pytest.mark.torch]
 
 HUNG_RANK = """
-    import argparse
     import datetime
     import os
     import signal
@@ -34,10 +38,6 @@ HUNG_RANK = """
 
     import torch
     import torch.distributed as dist
-
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--hang", choices=["sigstop", "sleep"], required=True)
-    args = parser.parse_args()
 
     timeout = datetime.timedelta(seconds=int(os.environ["SMDIST_COLLECTIVE_TIMEOUT"]))
     dist.init_process_group("gloo", timeout=timeout)
@@ -52,9 +52,8 @@ HUNG_RANK = """
     for step in range(100000):
         dist.all_reduce(torch.ones(1))
         if rank == 3 and step == 5:
-            if args.hang == "sigstop":
-                os.kill(os.getpid(), signal.SIGSTOP)
-            time.sleep(100000)  # alive, silent, never back in a collective
+            os.kill(os.getpid(), signal.SIGSTOP)
+            time.sleep(100000)  # once continued: alive, silent, never back in a collective
         time.sleep(0.01)
 """
 
@@ -123,7 +122,7 @@ def failure_file(job: smdist.Job, host: str) -> str:
 
 
 def test_a_stopped_rank_is_named_and_the_stop_does_not_wait_out_the_grace(tmp_path):
-    job = run(tmp_path, spec(tmp_path, HUNG_RANK, hang="sigstop"), LONG_GRACE)
+    job = run(tmp_path, spec(tmp_path, HUNG_RANK), LONG_GRACE)
     assert job.status is JobStatus.FAILED, job.failure_reason
     reason = job.failure_reason
     pid = printed_pid(job, 3)
@@ -135,17 +134,6 @@ def test_a_stopped_rank_is_named_and_the_stop_does_not_wait_out_the_grace(tmp_pa
     log = (job.job_dir / "logs" / "job.log").read_text()
     assert "rank 3 got SIGTERM, saving a checkpoint" in log, log
     assert record["exit_codes"]["algo-2"] != 128 + signal.SIGKILL, record
-    assert failure_file(job, "algo-2").startswith(reason + "\n")
-    assert_nothing_left(tmp_path)
-
-
-def test_a_silent_rank_is_named_as_the_likely_hung_rank(tmp_path):
-    job = run(tmp_path, spec(tmp_path, HUNG_RANK, hang="sleep"), 5)
-    assert job.status is JobStatus.FAILED, job.failure_reason
-    reason = job.failure_reason
-    pid = printed_pid(job, 3)
-    assert f"algo-2 rank 3 (pid {pid}) is probably hung" in reason, reason
-    assert "algo-2 rank 2" not in reason.split("; first to give up: ")[0]  # it timed out
     assert failure_file(job, "algo-2").startswith(reason + "\n")
     assert_nothing_left(tmp_path)
 

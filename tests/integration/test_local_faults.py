@@ -1,8 +1,9 @@
 """Faults in local jobs: nothing hangs, nothing is lost.
 
-A crashing rank, a hung rank, a silent job, max_run, a SIGTERM or Ctrl-C to smdist and smdist
-itself being killed each end the job with the right status, and then no process of the job is
-left in the process table. A stopped job leaves a checkpoint that the next run resumes from.
+A crashing rank, a hung rank, a silent job, max_run, a SIGTERM or Ctrl-C to smdist each end
+the job with the right status, and then no process of the job is left in the process table
+(smdist itself killed with SIGKILL mid-training: test_host_artifacts' kill -9 test, which
+resumes the killed job too). A stopped job leaves a checkpoint that the next run resumes from.
 Each run is bounded by a subprocess timeout; no test measures time.
 """
 
@@ -22,21 +23,6 @@ from local_jobs import assert_nothing_left, finish, smdist_run
 pytestmark = pytest.mark.integration
 torch_only = pytest.mark.torch
 
-CRASH = """
-    import time
-    import torch
-    import torch.distributed as dist
-
-    dist.init_process_group("gloo")
-    rank = dist.get_rank()
-    for step in range(100000):
-        dist.all_reduce(torch.ones(1))
-        print(f"step {step} rank {rank}", flush=True)
-        if rank == 1 and step == 3:
-            raise RuntimeError("boom from rank 1")
-        time.sleep(0.05)
-"""
-
 STUBBORN_PEER = """
     import os, signal, time
     rank = int(os.environ["RANK"])
@@ -50,6 +36,7 @@ STUBBORN_PEER = """
         time.sleep(0.2)
 """
 
+# 2 hosts x 2 processes: algo-2 runs ranks 2 and 3, and rank 3 hangs.
 HANG = """
     import datetime, os, time
     import torch
@@ -58,10 +45,13 @@ HANG = """
     # smdist's strategy setting travels in the environment, never in argv.
     timeout = datetime.timedelta(seconds=int(os.environ.get("SMDIST_COLLECTIVE_TIMEOUT", 1800)))
     dist.init_process_group("gloo", timeout=timeout)
-    print(f"rank {dist.get_rank()} joined", flush=True)
-    if dist.get_rank() == 1:
-        time.sleep(100000)  # alive, but never reaches the collective
-    dist.all_reduce(torch.ones(1))
+    rank = dist.get_rank()
+    print(f"rank {rank} pid {os.getpid()}", flush=True)
+    for step in range(100000):
+        dist.all_reduce(torch.ones(1))
+        if rank == 3 and step == 5:
+            time.sleep(100000)  # alive, silent, never back in a collective
+        time.sleep(0.01)
 """
 
 SILENT = """
@@ -137,23 +127,21 @@ def last_step(output: str) -> int:
 
 
 @torch_only
-def test_a_crashing_rank_fails_the_job_with_its_error(tmp_path):
-    job = custom_job(tmp_path, CRASH, "{kind: pytorch_ddp, processes_per_host: 1}")
-    run = smdist_run(job, tmp_path, "--grace", "5")
+def test_a_crash_is_reported_when_it_happens_then_the_other_hosts_are_stopped(tmp_path):
+    """A crashing rank fails the job with its error (smdist's output, job.json, the failing
+    host's ``output/failure``), said as soon as it happens, before the other hosts are stopped.
+    A rank that raises while its peer waits in a gloo collective (torch DDP, 2 hosts x 1) is
+    test_failure_reasons' test_a_rank_that_raises_is_named_with_its_exception, a job of that
+    kind that runs anyway: this module's torch crash test, the same job, is gone."""
+    job = custom_job(tmp_path, STUBBORN_PEER, "{kind: pytorch_ddp, processes_per_host: 1}")
+    # 1 s: rank 0 ignores SIGTERM, so the grace period is waited out.
+    run = smdist_run(job, tmp_path, "--grace", "1")
     assert run.returncode == 1, run.output
     assert "Failed" in run.output
     assert "ExecuteUserScriptError on algo-2 rank 1" in run.output
     assert "RuntimeError: boom from rank 1" in run.output
     failure = (run.job_dir() / "hosts" / "algo-2" / "output" / "failure").read_text()
     assert "boom from rank 1" in failure
-    assert_nothing_left(tmp_path)
-
-
-@torch_only
-def test_a_crash_is_reported_when_it_happens_then_the_other_hosts_are_stopped(tmp_path):
-    job = custom_job(tmp_path, STUBBORN_PEER, "{kind: pytorch_ddp, processes_per_host: 1}")
-    run = smdist_run(job, tmp_path, "--grace", "3")
-    assert run.returncode == 1, run.output
     lines = (run.job_dir() / "logs" / "job.log").read_text().splitlines()
 
     def first(text: str) -> int:
@@ -163,7 +151,7 @@ def test_a_crash_is_reported_when_it_happens_then_the_other_hosts_are_stopped(tm
 
     reported = first(
         "smdist     | [failure] algo-2 rank 1 (exit code 1): RuntimeError: boom from rank 1; "
-        "stopping algo-1: SIGTERM now, SIGKILL after 3 s"
+        "stopping algo-1: SIGTERM now, SIGKILL after 1 s"
     )
     # Said before the peer is stopped, and the peer is stopped long before the job ends.
     assert reported < first("rank 0 got SIGTERM") < first("smdist     | Failed in")
@@ -200,14 +188,26 @@ def test_a_crashing_mpi_rank_is_named_with_its_host(tmp_path):
 
 @torch_only
 def test_a_hung_rank_fails_the_job_through_the_collective_timeout(tmp_path):
-    strategy = "{kind: pytorch_ddp, processes_per_host: 1, collective_timeout: 5}"
+    """Rank 3 sits silent (alive, never back in a collective) while the other ranks'
+    collectives time out: the job fails naming algo-2 rank 3 and its pid, not a rank whose wait
+    timed out, not even rank 2 of its own host, on smdist's last line, in job.json and at the
+    head of algo-2's ``output/failure`` (test_hung_ranks' silent rank, on the same job)."""
+    strategy = "{kind: pytorch_ddp, processes_per_host: 2, collective_timeout: 5}"
     run = smdist_run(custom_job(tmp_path, HANG, strategy), tmp_path, "--grace", "5")
     assert run.returncode == 1, run.output
     assert "Failed" in run.output
     assert "Timed out" in run.output
-    # The rank that never reached the collective is named, not rank 0 whose wait timed out.
-    assert ": Failed: AlgorithmError: ExecuteUserScriptError: algo-2 rank 1 (pid " in run.output
-    assert ") is probably hung: it was running and printed no error" in run.output
+    log = (run.job_dir() / "logs" / "job.log").read_text()
+    found = re.search(r"rank 3 pid (\d+)", log)  # the pid as its host sees it
+    assert found, log
+    # The rank that never came back to the collective is named, not one whose wait timed out.
+    named = f": Failed: AlgorithmError: ExecuteUserScriptError: algo-2 rank 3 (pid {found[1]})"
+    assert named + " is probably hung: it was running and printed no error" in run.output
+    reason = json.loads((run.job_dir() / "job.json").read_text())["failure_reason"]
+    assert f"algo-2 rank 3 (pid {found[1]}) is probably hung" in reason, reason
+    assert "algo-2 rank 2" not in reason.split("; first to give up: ")[0]  # it timed out
+    failure = (run.job_dir() / "hosts" / "algo-2" / "output" / "failure").read_text()
+    assert failure.startswith(reason + "\n"), failure
     assert_nothing_left(tmp_path)
 
 
@@ -215,47 +215,52 @@ def test_a_silent_job_is_caught_by_the_stall_watchdog_and_killed(tmp_path):
     # A plain process per host (MultiWorkerMirroredStrategy's launch, no framework imported):
     # it prints at once, so a loaded machine's slow torchrun start cannot look like a stall.
     job = custom_job(tmp_path, SILENT, "{kind: mwms}")
-    run = smdist_run(job, tmp_path, "--stall-timeout", "5", "--grace", "2")
+    # Both waited out: the stall, then the grace period (the process ignores SIGTERM).
+    run = smdist_run(job, tmp_path, "--stall-timeout", "5", "--grace", "1")
     assert run.returncode == 1, run.output
     assert "the job stalled: no output from any process for 5 s" in run.output
     assert "going quiet" in run.output  # the last line a process printed is in the reason
     assert_nothing_left(tmp_path)
 
 
-@torch_only
-def test_max_run_stops_the_job_and_the_next_run_resumes_from_its_checkpoint(tmp_path):
-    job = ddp_job(tmp_path)
-    stopped = smdist_run(job, tmp_path, "--max-run", "15", "--grace", "20")
-    assert stopped.returncode == 1, stopped.output
-    assert "Stopped" in stopped.output and "MaxRuntimeExceeded" in stopped.output
-    assert "stopped by SIGTERM" in stopped.output  # the entry point checkpointed on SIGTERM
-    step = last_step(stopped.output)
-    kept = sorted((tmp_path / ".smdist" / "checkpoints" / "resumable").iterdir())
-    assert kept and kept[-1].name == f"checkpoint-{step:09d}.pt"
-    assert_nothing_left(tmp_path)
-
-    resumed = smdist_run(job, tmp_path, "-H", f"max_steps={step + 10}")
-    assert resumed.returncode == 0, resumed.output
-    assert f"resuming from checkpoint step={step}" in resumed.output
-    assert last_step(resumed.output) == step + 10
-    assert_nothing_left(tmp_path)
-
-
-@torch_only
-def test_sigterm_to_smdist_stops_the_job_cleanly(tmp_path):
-    # SIGINT (Ctrl-C) is the next test's: it reaches smdist with its whole process group.
-    process, log = smdist_run(ddp_job(tmp_path), tmp_path, "--grace", "20", start_only=True)
+def wait_for_metrics(process, log: Path) -> None:
+    """Until the job's first metric line: its ranks train."""
     deadline = time.monotonic() + 240
     while "[metrics]" not in log.read_text(errors="replace"):
         assert process.poll() is None, log.read_text()
         assert time.monotonic() < deadline, log.read_text()
         time.sleep(0.2)
+
+
+@torch_only
+def test_max_run_stops_the_job_and_the_next_run_resumes_from_its_checkpoint(tmp_path):
+    """max_run stops the first run, whose ranks checkpoint on SIGTERM; the next run of the job
+    resumes from that checkpoint and trains on until SIGTERM to smdist stops it cleanly, its
+    ranks checkpointing again (SIGINT, Ctrl-C, is the next test's: it reaches smdist with its
+    whole process group). The run after a stop is the one a SIGTERM stops: one job fewer."""
+    job = ddp_job(tmp_path)
+    store = tmp_path / ".smdist" / "checkpoints" / "resumable"
+    stopped = smdist_run(job, tmp_path, "--max-run", "15", "--grace", "20")
+    assert stopped.returncode == 1, stopped.output
+    assert "Stopped" in stopped.output and "MaxRuntimeExceeded" in stopped.output
+    assert "stopped by SIGTERM" in stopped.output  # the entry point checkpointed on SIGTERM
+    step = last_step(stopped.output)
+    kept = sorted(store.iterdir())
+    assert kept and kept[-1].name == f"checkpoint-{step:09d}.pt"
+    assert_nothing_left(tmp_path)
+
+    process, log = smdist_run(job, tmp_path, "--grace", "20", start_only=True)
+    wait_for_metrics(process, log)
     os.kill(process.pid, signal.SIGTERM)
     run = finish(process, log, tmp_path / ".smdist", timeout=120)
     assert run.returncode == 1, run.output
+    assert f"resuming from checkpoint step={step}" in run.output
+    steps = [int(s) for s in re.findall(r"\[metrics\] step=(\d+)", run.output)]
+    assert step < steps[0] <= step + 20, run.output  # on from the step it resumed at (log_every)
     assert "Stopped" in run.output and "stop requested" in run.output
     assert "stopped by SIGTERM" in run.output  # the training processes checkpointed
-    assert any((tmp_path / ".smdist" / "checkpoints" / "resumable").iterdir())
+    kept = sorted(store.iterdir())
+    assert kept[-1].name == f"checkpoint-{last_step(run.output):09d}.pt", kept
     assert_nothing_left(tmp_path)
 
 
@@ -265,11 +270,7 @@ def test_ctrl_c_in_a_terminal_prints_a_short_stop_and_no_tracebacks(tmp_path):
     # is also SIGINT to smdist alone). The stopped torchrun agents print SignalException
     # tracebacks; the console leaves them out, the job's log keeps them.
     process, log = smdist_run(ddp_job(tmp_path), tmp_path, "--grace", "20", start_only=True)
-    deadline = time.monotonic() + 240
-    while "[metrics]" not in log.read_text(errors="replace"):
-        assert process.poll() is None, log.read_text()
-        assert time.monotonic() < deadline, log.read_text()
-        time.sleep(0.2)
+    wait_for_metrics(process, log)
     os.killpg(process.pid, signal.SIGINT)
     run = finish(process, log, tmp_path / ".smdist", timeout=120)
     assert run.returncode == 1, run.output
@@ -284,17 +285,3 @@ def test_ctrl_c_in_a_terminal_prints_a_short_stop_and_no_tracebacks(tmp_path):
     assert "SignalException" in kept  # the log file keeps every line the console left out
     assert f"they are in {run.job_dir() / 'logs' / 'job.log'}" in run.output
     assert_nothing_left(tmp_path)
-
-
-@torch_only
-def test_killing_smdist_itself_leaves_no_process_behind(tmp_path):
-    process, log = smdist_run(ddp_job(tmp_path), tmp_path, "--grace", "5", start_only=True)
-    deadline = time.monotonic() + 240
-    while "[metrics]" not in log.read_text(errors="replace"):
-        assert process.poll() is None, log.read_text()
-        assert time.monotonic() < deadline, log.read_text()
-        time.sleep(0.2)
-    process.kill()  # SIGKILL: no handler runs in smdist
-    process.wait(timeout=30)
-    # The hosts' init processes notice their parent is gone and stop everything below them.
-    assert_nothing_left(tmp_path, wait=60)

@@ -81,7 +81,11 @@ def test_fresh_trains_from_scratch_and_sets_the_earlier_checkpoints_aside(after_
     earlier = {path.name: path.read_bytes() for path in store.iterdir()}
     assert f"checkpoint-{LAST_STEP:09d}.pt" in earlier
 
-    fresh = smdist_run(MAIN_JOB, tmp_path, *SMALL, "--fresh")
+    # One host of two processes: the same two ranks (so the same steps and checkpoints) with one
+    # torchrun agent fewer; the store is the job's, whatever its hosts.
+    fresh = smdist_run(
+        MAIN_JOB, tmp_path, *SMALL, "--fresh", "--hosts", "1", "--processes-per-host", "2"
+    )
     assert fresh.returncode == 0, fresh.output
     assert "resuming from checkpoint" not in fresh.output
     assert metric_steps(fresh.output)[0] < LAST_STEP and metric_steps(fresh.output)[-1] == LAST_STEP
@@ -100,8 +104,13 @@ def test_a_fresh_job_that_writes_no_checkpoint_leaves_the_kept_ones_alone(after_
     store = tmp_path / ".smdist" / "checkpoints" / "pytorch-ddp"
     earlier = {path.name: path.read_bytes() for path in store.iterdir()}
 
-    # One host: the store is the job's, whatever its hosts, and the entry point fails alike.
-    failed = smdist_run(MAIN_JOB, tmp_path, "-H", "batch_size=0", "--fresh", "--hosts", "1")
+    # One host: the store is the job's, whatever its hosts, and the entry point fails alike; no
+    # restart (the example's max_restarts: 1 would fail it a second time, writing nothing again).
+    job = tmp_path / MAIN_JOB.name
+    spec = MAIN_JOB.read_text()
+    assert "max_restarts: 1" in spec
+    job.write_text(spec.replace("max_restarts: 1", "max_restarts: 0"))
+    failed = smdist_run(job, tmp_path, "-H", "batch_size=0", "--fresh", "--hosts", "1")
     assert failed.returncode == 1, failed.output
     assert "batch_size=0 must be greater than 0" in failed.output
     assert f"the job wrote no checkpoints; {store} keeps what it held" in failed.output
