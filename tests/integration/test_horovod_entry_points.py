@@ -1,8 +1,9 @@
 """pytorch_horovod.py and tensorflow_horovod.py under real Horovod launchers.
 
 ``horovodrun --gloo`` on one host and on two emulated hosts (loopback addresses reached through
-a local ssh stand-in). The mpirun SageMaker launches Horovod jobs with is the local backend's
-(test_local_backend: test_horovod_under_sagemakers_mpirun_trains_and_saves_once).
+a local ssh stand-in): each framework's job is stopped on one host and resumed to its end, the
+PyTorch one on two emulated hosts. The mpirun SageMaker launches Horovod jobs with is the local
+backend's (test_local_backend: test_horovod_under_sagemakers_mpirun_trains_and_saves_once).
 """
 
 from __future__ import annotations
@@ -58,6 +59,12 @@ ONE_WORKER_EACH = [
     pytest.param("torch", marks=[pytest.mark.torch, pytest.mark.xdist_group("horovod-torch")]),
     pytest.param("tf", marks=[pytest.mark.tf, pytest.mark.xdist_group("horovod-tf")]),
 ]
+
+
+# The emulated hosts: this machine under two loopback addresses.
+TWO_HOSTS = "localhost:1,127.0.0.2:1"
+# Where each framework's resumed job runs (its stopped job runs on one host).
+RESUMED_ON = {"torch": TWO_HOSTS, "tf": None}
 
 
 def horovodrun(hosts: str | None = None) -> list[str]:
@@ -118,6 +125,7 @@ class StoppedThenResumed:
     resumed_code: int
     base: Path
     epochs: int  # the resumed job's
+    resumed_hosts: int  # the hosts the resumed job ran on
 
 
 def stop_then_resume(tmp_path: Path, framework: str) -> StoppedThenResumed:
@@ -136,12 +144,32 @@ def stop_then_resume(tmp_path: Path, framework: str) -> StoppedThenResumed:
     model_left = (base / "model" / MODEL_FILES[framework]).exists()
     # Two epochs, or more where the stop came late: two checkpoints (every 10 steps) after it.
     epochs = max(2, -(-(stopped_at + 20) // STEPS_PER_EPOCH))
+    hosts = RESUMED_ON[framework]
+    on_hosts = {}
+    if hosts:  # rank 1's host is reached through the ssh stand-in
+        ssh_dir = ssh_stand_in(tmp_path / "ssh")
+        path = f"{ssh_dir}{os.pathsep}{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"
+        on_hosts = {"PATH": path, "OMP_NUM_THREADS": "1"}
     resumed, base = launch(
-        tmp_path, "second", horovodrun(), framework, ["--epochs", str(epochs), *args]
+        tmp_path,
+        "second",
+        horovodrun(hosts),
+        framework,
+        ["--epochs", str(epochs), *args],
+        **on_hosts,
     )
     [resumed_code] = wait_all([resumed], TIMEOUT)
     return StoppedThenResumed(
-        framework, run, stopped_code, stopped_at, model_left, resumed, resumed_code, base, epochs
+        framework,
+        run,
+        stopped_code,
+        stopped_at,
+        model_left,
+        resumed,
+        resumed_code,
+        base,
+        epochs,
+        len(hosts.split(",")) if hosts else 1,
     )
 
 
@@ -158,7 +186,14 @@ def runs(
 ) -> StoppedThenResumed:
     """A framework's job stopped by SIGTERM to one rank, then resumed to the end of its
     epochs: made once (a failure too, so the tests that share it do not repeat it)."""
-    framework = request.param
+    return shared_runs(request.param, made, tmp_path_factory)
+
+
+def shared_runs(
+    framework: str,
+    made: dict[str, StoppedThenResumed | Exception],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> StoppedThenResumed:
     if framework not in made:
         try:
             made[framework] = stop_then_resume(tmp_path_factory.mktemp(framework), framework)
@@ -175,8 +210,8 @@ def test_horovodrun_gloo_trains_and_saves_once(runs: StoppedThenResumed) -> None
     assert runs.resumed_code == 0, describe([run])
     last_step = runs.epochs * STEPS_PER_EPOCH
     assert_trained_once(run, base, framework, steps=last_step, resuming=runs.stopped)
-    for job in (runs.stopped, run):
-        assert "2 processes on 1 host(s), Gloo" in job.output
+    for job, hosts in ((runs.stopped, 1), (run, runs.resumed_hosts)):
+        assert f"2 processes on {hosts} host(s), Gloo" in job.output
         assert metric_lines(rank_lines(job.output, 1)) == [], "only rank 0 prints metric lines"
     # The newest two are kept (the stopped job's among the candidates); the torch loop also
     # keeps the last state.
@@ -206,25 +241,25 @@ def test_sigterm_to_one_rank_checkpoints_then_resume_continues(runs: StoppedThen
 
 
 @pytest.mark.torch
-def test_horovodrun_gloo_on_two_emulated_hosts(tmp_path):
-    ssh_dir = ssh_stand_in(tmp_path / "ssh")
-    run, base = launch(
-        tmp_path,
-        "two-hosts",
-        horovodrun("localhost:1,127.0.0.2:1"),
-        "torch",
-        ["--epochs", "1", "--log_every", "4"],
-        PATH=f"{ssh_dir}{os.pathsep}{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-        OMP_NUM_THREADS="1",
+@pytest.mark.xdist_group("horovod-torch")
+def test_horovodrun_gloo_on_two_emulated_hosts(
+    made: dict[str, StoppedThenResumed | Exception], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The PyTorch job resumed on two emulated hosts (its training, weights and single save
+    are checked in test_horovodrun_gloo_trains_and_saves_once[torch])."""
+    runs = shared_runs("torch", made, tmp_path_factory)
+    assert runs.resumed_code == 0, describe([runs.resumed])
+    assert "2 processes on 2 host(s), Gloo" in runs.resumed.output
+    assert_trained_once(
+        runs.resumed, runs.base, "torch", steps=runs.epochs * STEPS_PER_EPOCH, resuming=runs.stopped
     )
-    assert wait_all([run], TIMEOUT) == [0], describe([run])
-    assert "2 processes on 2 host(s), Gloo" in run.output
-    assert_trained_once(run, base, "torch", steps=512 // 32)
 
 
 @pytest.mark.torch
 def test_collective_timeout_ends_a_job_whose_rank_hangs(tmp_path):
     """A frozen rank (SIGSTOP) makes the other's collectives time out instead of hang."""
+    import psutil
+
     script = SCRIPTS["torch"]
     args = ["--epochs", "100", "--checkpoint_every", "10"]
     run, base = launch(tmp_path, "hang", horovodrun(), "torch", args, SMDIST_COLLECTIVE_TIMEOUT="5")
@@ -235,8 +270,26 @@ def test_collective_timeout_ends_a_job_whose_rank_hangs(tmp_path):
     os.kill(ranks[1], signal.SIGSTOP)
     try:
         # Without the timeout rank 0 would wait forever and this wait would fail.
+        try:
+            psutil.Process(ranks[0]).wait(TIMEOUT)
+        except psutil.TimeoutExpired:
+            raise AssertionError(f"rank 0 still waits\n{describe([run])}") from None
+        # horovodrun then ends the job: it SIGTERMs the frozen rank (pending while it is
+        # stopped), and SIGKILLs it after its grace period, which the test need not wait out.
+        wait_for(lambda: sigterm_pending(ranks[1]), TIMEOUT, "horovodrun's SIGTERM", [run])
+        os.kill(ranks[1], signal.SIGKILL)
         assert wait_all([run], TIMEOUT) != [0], describe([run])
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(ranks[1], signal.SIGKILL)
     assert "Timed out" in run.output, run.output
+
+
+def sigterm_pending(pid: int) -> bool:
+    """Whether SIGTERM waits to be delivered to the (stopped) process ``pid``."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return True  # gone: nothing left to wait for
+    masks = re.findall(r"^(?:SigPnd|ShdPnd):\s*([0-9a-f]+)$", status, re.MULTILINE)
+    return any(int(mask, 16) & (1 << (signal.SIGTERM - 1)) for mask in masks)

@@ -38,11 +38,15 @@ def test_the_example_trains_on_emulated_hosts_with_a_parameter_server_each(tmp_p
 
 
 def test_an_interrupted_job_stops_every_hosts_parameter_server(tmp_path):
-    process, log = smdist_run(JOB, tmp_path, "-H", "epochs=50", start_only=True)
+    # A metric line after every step: the first comes (and the job is interrupted) as soon as
+    # training runs, and the coordinator sees the stop at the next step.
+    process, log = smdist_run(
+        JOB, tmp_path, "-H", "epochs=50", "-H", "log_every=1", start_only=True
+    )
     deadline = time.monotonic() + 120
     while "[metrics] step=" not in log.read_text() and time.monotonic() < deadline:
         assert process.poll() is None, log.read_text()
-        time.sleep(0.5)
+        time.sleep(0.1)
     process.send_signal(signal.SIGINT)
     assert process.wait(timeout=120) == 1, log.read_text()
     assert "Stopped" in log.read_text()

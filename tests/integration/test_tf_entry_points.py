@@ -8,6 +8,7 @@ machine need distinct ports).
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.tf]
 SCRIPT = ENTRY_POINTS / "tensorflow_mwms.py"
 HOSTS = ["algo-1", "algo-2"]
 TIMEOUT = 240
+# The stopped-then-resumed workers and the lone process serve four tests on one xdist worker.
+SHARED = "tf-mwms-shared"
 # Small and quick to learn; two busy cores run two TensorFlow processes.
 COMMON_ARGS = ["--samples", "512", "--batch_size", "16", "--learning_rate", "0.05"]
 
@@ -78,6 +81,9 @@ def start_workers(
 
 
 STEPS_PER_EPOCH = 512 // (2 * 16)
+# Every job here that checkpoints does so every 8 steps: the stopped pair's first checkpoint and
+# the lone process's first are the same step of the same training (test_workers_shard_...).
+CHECKPOINT_EVERY = 8
 
 
 @dataclass(frozen=True)
@@ -93,33 +99,57 @@ class StoppedThenResumed:
     resumed_codes: list[int]
     bases: list[Path]
     epochs: int  # the resumed workers'
+    first_checkpoint: Path  # a copy of the stopped chief's first (step CHECKPOINT_EVERY)
 
 
 @pytest.fixture(scope="module")
 def stopped_then_resumed(tmp_path_factory: pytest.TempPathFactory) -> StoppedThenResumed:
-    """Made once for the two tests that read it (they share an xdist group)."""
+    """Made once for the tests that read it (they share an xdist group).
+
+    The stopped workers are also the pair of test_workers_shard_each_global_batch: they build
+    TF_CONFIG from SM_HOSTS (the resumed ones get it explicitly) and use ring collectives, and
+    their chief's first checkpoint (step CHECKPOINT_EVERY, from a fresh start) is kept aside.
+    """
     tmp_path = tmp_path_factory.mktemp("stopped-then-resumed")
     # As SageMaker's TensorFlow estimator passes it: accepted and ignored.
-    args = ["--checkpoint_every", "10", "--log_every", "4", "--model_dir", "s3://bucket/job/model"]
-    runs, bases = start_workers(tmp_path, "first", ["--epochs", "100", *args])
+    args = ["--checkpoint_every", str(CHECKPOINT_EVERY), "--log_every", "4",
+            "--model_dir", "s3://bucket/job/model"]  # fmt: skip
+    runs, bases = start_workers(
+        tmp_path,
+        "first",
+        ["--epochs", "100", *args],
+        explicit_tf_config=False,
+        settings={"SMDIST_COMMUNICATION": "ring"},
+    )
     chief_checkpoints = bases[0] / "checkpoints"
     wait_for(lambda: bool(checkpoint_steps(chief_checkpoints)), TIMEOUT, "a checkpoint", runs)
+    # Written atomically; the newest two are kept, so it is still there (and whole) now.
+    first_checkpoint = tmp_path / "first-checkpoint.npz"
+    shutil.copy(chief_checkpoints / f"checkpoint-{CHECKPOINT_EVERY:09d}.npz", first_checkpoint)
     # SageMaker signals every host; signalling one worker shows the others follow it.
     runs[1].process.send_signal(signal.SIGTERM)
     stopped_codes = wait_all(runs, TIMEOUT)
     stopped_at = checkpoint_steps(chief_checkpoints)[-1]
     model_left = (bases[0] / "model" / "1").exists()
-    # Three epochs, or more where the stop came late: two checkpoints (every 10 steps) after it.
-    epochs = max(3, -(-(stopped_at + 20) // STEPS_PER_EPOCH))
+    # Three epochs, or more where the stop came late: two checkpoints after it.
+    epochs = max(3, -(-(stopped_at + 2 * CHECKPOINT_EVERY) // STEPS_PER_EPOCH))
     # Only the chief's folder has the checkpoint; the other worker gets it by broadcast.
     resumed, bases = start_workers(tmp_path, "second", ["--epochs", str(epochs), *args])
     resumed_codes = wait_all(resumed, TIMEOUT)
     return StoppedThenResumed(
-        runs, stopped_codes, stopped_at, model_left, resumed, resumed_codes, bases, epochs
+        runs,
+        stopped_codes,
+        stopped_at,
+        model_left,
+        resumed,
+        resumed_codes,
+        bases,
+        epochs,
+        first_checkpoint,
     )
 
 
-@pytest.mark.xdist_group("tf-mwms-stopped-then-resumed")
+@pytest.mark.xdist_group(SHARED)
 def test_two_workers_train_agree_and_save_once(stopped_then_resumed: StoppedThenResumed):
     runs, bases = stopped_then_resumed.resumed, stopped_then_resumed.bases
     assert stopped_then_resumed.resumed_codes == [0, 0], describe(runs)
@@ -143,12 +173,12 @@ def test_two_workers_train_agree_and_save_once(stopped_then_resumed: StoppedThen
     assert (bases[0] / "model" / "1" / "saved_model.pb").is_file()
     assert list((bases[1] / "model").iterdir()) == []
     # Checkpoints: written by the chief only, newest two kept (the stopped run's among them).
-    written = list(range(10, last_step + 1, 10))
+    written = list(range(CHECKPOINT_EVERY, last_step + 1, CHECKPOINT_EVERY))
     assert checkpoint_steps(bases[0] / "checkpoints") == written[-2:]
     assert list((bases[1] / "checkpoints").iterdir()) == []
 
 
-@pytest.mark.xdist_group("tf-mwms-stopped-then-resumed")
+@pytest.mark.xdist_group(SHARED)
 def test_sigterm_checkpoints_then_resume_continues(stopped_then_resumed: StoppedThenResumed):
     runs, stopped_at = stopped_then_resumed.stopped, stopped_then_resumed.stopped_at
     assert stopped_then_resumed.stopped_codes == [143, 143], describe(runs)
@@ -182,44 +212,44 @@ class Alone:
 
 @pytest.fixture(scope="module")
 def alone(tmp_path_factory: pytest.TempPathFactory) -> Alone:
-    """Made once for the two tests that read it (they share an xdist group)."""
+    """Made once for the two tests that read it (they share an xdist group, SHARED)."""
     folder = tmp_path_factory.mktemp("alone")
     environ = sagemaker_host(folder / "opt" / "ml", ["algo-1"], "algo-1")
     # A lone process outside SageMaker: no host list, so no TF_CONFIG and no server to reach.
     del environ["SM_HOSTS"], environ["SM_CURRENT_HOST"]
     environ = clean_environ(environ)
     args = [*COMMON_ARGS, "--batch_size", "32", "--learning_rate", "0.1", "--epochs", "1",
-            "--checkpoint_every", "16"]  # fmt: skip
+            "--checkpoint_every", str(CHECKPOINT_EVERY)]  # fmt: skip
     run = start([PYTHON, str(SCRIPT), *args, "--log_every", "0"], folder / "first.log", environ)
     [code] = wait_all([run], TIMEOUT)
     return Alone(run, code, folder, environ, args)
 
 
-@pytest.mark.xdist_group("tf-mwms-alone")
-def test_workers_shard_each_global_batch(tmp_path, alone: Alone):
+@pytest.mark.xdist_group(SHARED)
+def test_workers_shard_each_global_batch(
+    stopped_then_resumed: StoppedThenResumed, alone: Alone
+) -> None:
     """Two workers with batch b reach the weights one worker reaches with batch 2b.
 
     Holds only if the two workers read disjoint halves of every global batch: had both read the
-    same samples, the averaged gradient would differ. TF_CONFIG is built from SM_HOSTS here.
+    same samples, the averaged gradient would differ. The two workers are the stopped job's
+    (TF_CONFIG built from SM_HOSTS, ring collectives), compared at their first checkpoint.
     """
-    steps = ["--epochs", "1", "--checkpoint_every", "16", "--log_every", "0"]
-    runs, bases = start_workers(
-        tmp_path, "pair", steps, explicit_tf_config=False, settings={"SMDIST_COMMUNICATION": "ring"}
-    )
-    codes = wait_all(runs, TIMEOUT)
-    assert [*codes, alone.code] == [0, 0, 0], describe([*runs, alone.run])
-    assert "2 replica(s), global batch 32, learning rate 0.1" in runs[0].output
+    pair = stopped_then_resumed.stopped
+    assert alone.code == 0, describe([alone.run])
+    assert "2 replica(s), global batch 32, learning rate 0.1" in pair[0].output
     assert "1 replica(s), global batch 32, learning rate 0.1" in alone.run.output
 
-    pair_state = np.load(bases[0] / "checkpoints" / "checkpoint-000000016.npz")
-    single_state = np.load(alone.base / "checkpoints" / "checkpoint-000000016.npz")
+    pair_state = np.load(stopped_then_resumed.first_checkpoint)
+    single_state = np.load(alone.base / "checkpoints" / f"checkpoint-{CHECKPOINT_EVERY:09d}.npz")
+    assert int(pair_state["step"]) == int(single_state["step"]) == CHECKPOINT_EVERY
     weight_names = sorted(name for name in pair_state.files if name.startswith("model_"))
     assert weight_names
     for name in weight_names:
         np.testing.assert_allclose(pair_state[name], single_state[name], rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.xdist_group("tf-mwms-alone")
+@pytest.mark.xdist_group(SHARED)
 def test_a_rerun_whose_checkpoint_is_at_the_end_trains_nothing_and_says_so(alone: Alone):
     """The lone process's job, run again on the same host folder (metric lines on this time)."""
     assert alone.code == 0, describe([alone.run])
