@@ -1,14 +1,13 @@
 """Emulated hosts that are hosts: scripts written for SageMaker's containers, unchanged, on 2
 emulated hosts each in Linux namespaces of its own (``/opt/ml`` at its real path, hostname
-``algo-K``, its own network and ports), and the same on hosts that share this machine
-(``--no-namespaces``), where the log says what that does not reproduce.
+``algo-K``, its own network and ports). Hosts that share this machine (``--no-namespaces``),
+and the log line saying what that does not reproduce, are test_file_system_channels'
+sharing-this-machine case.
 
 The scripts (``user_scripts/``): ``opt_ml_paths`` writes its model, checkpoints and TensorBoard
 files by literal ``/opt/ml`` path, and scratch in ``/tmp`` and ``/dev/shm``; ``tf_own_config``
 builds its own TF_CONFIG on one fixed port;
-``same_port`` serves on one fixed port on every host and fetches from this machine;
-``ddp_rank_files`` saves one file per rank to the model directory.
-"""
+``same_port`` serves on one fixed port on every host and fetches from this machine."""
 
 from __future__ import annotations
 
@@ -28,10 +27,10 @@ from typing import Any
 
 import pytest
 import yaml
-from local_jobs import EXAMPLES, SMALL, assert_nothing_left, smdist_run, tar_names
+from local_jobs import assert_nothing_left, smdist_run, tar_names
 from torch_exit import EXIT_ABORT, past_torch_exit_aborts
 
-from smdist.backends.local.hosts.choice import NO_ROUTE, SHARED_LIMITS
+from smdist.backends.local.hosts.choice import NO_ROUTE
 from smdist.backends.local.hosts.namespaced import probe
 from smdist.backends.local.hosts.namespaced.probe import FORCE_USER_NAMESPACE, namespace_support
 from smdist.backends.local.hosts.namespaced.switch import router_path
@@ -188,22 +187,55 @@ def test_the_same_port_on_every_host_and_this_machines_network(tmp_path, machine
     assert_no_trace(run, tmp_path, before)
 
 
+# A rank of a bare MPI program, in Python through ctypes (mpi4py is rarely installed): Open MPI's
+# own MPI_Init, where a rank finds its local rank through its mpirun's session directory in
+# /tmp, then an allreduce over both ranks; it holds its MPI session for a few seconds, as a
+# rank that imports its framework and trains does, so that the two jobs' mpiruns overlap.
+MPI_SCRIPT = """
+import ctypes, ctypes.util, sys, time
+
+mpi = ctypes.CDLL(ctypes.util.find_library("mpi") or "libmpi.so.40", mode=ctypes.RTLD_GLOBAL)
+if mpi.MPI_Init(None, None) != 0:
+    sys.exit("MPI_Init failed")
+world = ctypes.addressof(ctypes.c_char.in_dll(mpi, "ompi_mpi_comm_world"))
+rank, size, total = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+mpi.MPI_Comm_rank(ctypes.c_void_p(world), ctypes.byref(rank))
+mpi.MPI_Comm_size(ctypes.c_void_p(world), ctypes.byref(size))
+time.sleep(4)
+one = ctypes.c_int(1)
+mpi.MPI_Allreduce(
+    ctypes.byref(one), ctypes.byref(total), 1,
+    ctypes.c_void_p(ctypes.addressof(ctypes.c_char.in_dll(mpi, "ompi_mpi_int"))),
+    ctypes.c_void_p(ctypes.addressof(ctypes.c_char.in_dll(mpi, "ompi_mpi_op_sum"))),
+    ctypes.c_void_p(world),
+)
+print(f"mpi rank {rank.value} of {size.value}: allreduce {total.value}", flush=True)
+mpi.MPI_Finalize()
+"""
+
+
 @pytest.mark.horovod
 def test_two_jobs_at_once_each_with_its_own_algo_1(tmp_path):
     """Two MPI jobs at the same time: both have an ``algo-1`` whose mpirun has the same PID in
     its host's PID namespace, so what Open MPI names after them in ``/tmp`` would collide on a
-    shared one (``getting local rank failed``). Each host's ``/tmp`` is its own."""
+    shared one (``getting local rank failed``). Each host's ``/tmp`` is its own. The ranks are
+    a bare MPI program (Open MPI is what is shared, not the framework): Horovod itself runs
+    under mpirun in test_user_scripts (horovod_mpi) and test_horovod_entry_points."""
     pytest.importorskip("horovod.torch")
     jobs = []
     for name in ("first", "second"):
         folder = tmp_path / name
-        folder.mkdir()
-        jobs.append((shutil.copy(EXAMPLES / "horovod_pytorch.yaml", folder), folder))
+        (folder / "mpi_ranks").mkdir(parents=True)
+        (folder / "mpi_ranks" / "train.py").write_text(MPI_SCRIPT)
+        strategy = {"kind": "horovod", "framework": "pytorch"}
+        jobs.append((write_job(folder, "mpi_ranks", strategy), folder))
     with ThreadPoolExecutor(2) as pool:
-        one_host_two_ranks = ("--hosts", "1", "--processes-per-host", "2", *SMALL)
+        one_host_two_ranks = ("--hosts", "1", "--processes-per-host", "2")
         runs = list(pool.map(lambda job: smdist_run(*job, *one_host_two_ranks), jobs))
     for run, (_, folder) in zip(runs, jobs, strict=True):
         assert run.returncode == 0, run.output
+        for rank in range(2):
+            assert f"mpi rank {rank} of 2: allreduce 2" in run.output, run.output
         assert_nothing_left(folder)
 
 
@@ -217,27 +249,6 @@ def test_network_isolation_leaves_the_hosts_only_each_other(tmp_path, machine_se
     for host in ("algo-1", "algo-2"):
         assert f"{host}: could not fetch" in run.output
     assert NO_ROUTE not in run.output  # isolation is asked for, not a missing helper
-    assert_nothing_left(tmp_path)
-
-
-def test_forced_shared_hosts_say_what_they_do_not_reproduce(tmp_path):
-    """``--no-namespaces``: the emulation that works anywhere. A script that saves through
-    SM_MODEL_DIR runs; the log names what scripts with literal /opt/ml paths or fixed ports
-    would meet (they are not run: they would write into this machine's /opt/ml)."""
-    job = write_job(tmp_path, "ddp_rank_files", DDP, hyperparameters={"steps": 2})
-    # One process per host: the hosts are what sharing the machine is about (four ranks' files
-    # in one archive: test_a_script_that_writes_by_literal_opt_ml_paths).
-    one_each = ("--hosts", "2", "--processes-per-host", "1", "--no-namespaces")
-    run = run_ddp(job, tmp_path, *one_each, finished="saved model_", ranks=2)
-    assert run.returncode == 0, run.output
-    [note] = [line for line in run.output.splitlines() if "namespaces turned off" in line]
-    assert SHARED_LIMITS in note
-    names = set(tar_names(run.job_dir() / "output" / "model.tar.gz"))
-    assert {"model_0.pth", "model_1.pth"} <= names
-    host_folder = str(run.job_dir() / "hosts" / "algo-2")
-    assert f"SM_MODEL_DIR={host_folder}/model" in (run.job_dir() / "commands.txt").read_text() or (
-        host_folder in run.output
-    )
     assert_nothing_left(tmp_path)
 
 

@@ -3,7 +3,10 @@
 ``--file-system`` maps to the file system, and writes to a read-write EFS channel that every
 host shares; a read-only channel refuses writes where the hosts have namespaces of their own;
 a channel whose file system is not mapped, or mapped to nothing, is refused before anything
-starts (exit 2).
+starts (exit 2). The run on hosts sharing this machine (``--no-namespaces``, forced where
+namespaces exist) also carries what test_emulated_hosts proved of such hosts: the log names
+what sharing does not reproduce, and every host's folders (SM_MODEL_DIR, its output) are its
+own.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import pytest
 import yaml
 from local_jobs import assert_nothing_left, smdist_run
 
+from smdist.backends.local.hosts.choice import SHARED_LIMITS
 from smdist.backends.local.hosts.namespaced.probe import namespace_support
 
 pytestmark = [pytest.mark.integration, pytest.mark.torch]
@@ -96,6 +100,8 @@ def test_a_job_trains_on_an_fsx_channel_and_shares_a_read_write_efs_channel(tmp_
         assert sorted(config) == ["shared", "train"]
         assert config["train"]["TrainingInputMode"] == "File"
     assert f"is {train} here (--file-system {LUSTRE}={lustre})" in run.output
+    for path in (run.job_dir() / "hosts").glob("*/output/data/report-*.json"):
+        assert json.loads(path.read_text())["host"] == path.parents[2].name  # its host's own
     if mode == "--namespaces":
         for report in found:  # the read-only mount refuses it, as SageMaker's does
             assert report["channel"] == "/opt/ml/input/data/train", report
@@ -103,6 +109,13 @@ def test_a_job_trains_on_an_fsx_channel_and_shares_a_read_write_efs_channel(tmp_
         assert sorted(path.name for path in train.iterdir()) == [f"part-{i}.txt" for i in range(3)]
     else:  # links: not refused, and the log says so
         assert "cannot mount them read-only" in run.output
+        # Hosts forced to share this machine (was test_emulated_hosts' forced-shared test): the
+        # log says what that does not reproduce, and each host's folders are its own.
+        [note] = [line for line in run.output.splitlines() if "namespaces turned off" in line]
+        assert SHARED_LIMITS in note
+        host_folder = str(run.job_dir() / "hosts" / "algo-2")
+        commands = (run.job_dir() / "commands.txt").read_text()
+        assert f"SM_MODEL_DIR={host_folder}/model" in commands or host_folder in run.output
     assert_nothing_left(tmp_path)
 
 

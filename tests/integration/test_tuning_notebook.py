@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from local_jobs import checksums
 
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbclient")
@@ -78,3 +79,12 @@ def test_fresh_run_has_the_stored_shape(tmp_path, monkeypatch):
     assert _shape(fresh) == _shape(_stored()), f"the outputs changed shape: {STALE}"
     assert _key_lines(fresh) == [p.pattern for p in KEY_LINES]
     assert (tmp_path / ".smdist" / "tuning" / "ddp-tuning" / "trials.json").is_file()
+    # Every trial is the whole distributed job (test_local_tuning's searches run plain scripts):
+    # DDP over gloo on 2 emulated hosts, whose 2 ranks end with the same weights.
+    trials = sorted((tmp_path / ".smdist" / "jobs").glob("ddp-tuning-*"))
+    assert [trial.name for trial in trials] == [f"ddp-tuning-{n}" for n in range(4)]
+    for trial in trials:
+        log = (trial / "logs" / "job.log").read_text()
+        found = checksums(log)
+        assert sorted(found) == [0, 1] and len(set(found.values())) == 1, log
+        assert sorted(host.name for host in (trial / "hosts").iterdir()) == ["algo-1", "algo-2"]

@@ -61,10 +61,10 @@ class Style:
 
 
 STYLES = [
-    Style(
+    Style(  # smdist's torchrun over 2 hosts runs users' scripts in test_emulated_hosts
         "torchrun_argparse",
         DDP_TORCHRUN,
-        (2, 1),
+        (1, 2),
         ("model.pt",),
         {"steps": 3, "batch-size": 4},
         shows="steps=3",
