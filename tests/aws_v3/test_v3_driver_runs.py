@@ -22,7 +22,7 @@ from smdist.planning.plan import plan
 from smdist.spec.job import JobSpec
 
 from .conftest import BUCKET, ROLE
-from .emulated_container import run_request, run_request_past_torch_exit_aborts
+from .emulated_container import IMAGE_ENV, run_request, run_request_past_torch_exit_aborts
 from .sdk_once import one_botocore_loader, sdk_config_schema_checked_once  # noqa: F401
 from .test_v3_runs import describe
 
@@ -69,7 +69,7 @@ def test_keras_mwms_script_trains_through_smdists_driver(
     needs(container_python, "tensorflow")
     request = submitted_request(
         "keras_mwms", {"kind": "mwms"}, {"framework_version": "2.14", "py_version": "py310"},
-        {"epochs": 2, "steps_per_epoch": 3}, tmp_path, boto_session, captured_requests,
+        {"epochs": 1, "steps_per_epoch": 2}, tmp_path, boto_session, captured_requests,
     )  # fmt: skip
     results = run_request(
         request, boto_session.client("s3"), hosts=2, python=container_python,
@@ -173,6 +173,13 @@ READY = {
 }
 
 
+# The emulated hosts share this machine's few cores, as the local backend's do: one thread per
+# rank (what the local backend gives its hosts' ranks, cores // ranks). mpirun, unlike torchrun,
+# sets no OMP_NUM_THREADS, and 8 ranks each running a thread pool as large as the machine
+# oversubscribe it many times over (a p4d gives each of its 8 ranks 12 vCPUs).
+SHARED_CORES = {**IMAGE_ENV, "OMP_NUM_THREADS": "1"}
+
+
 @pytest.mark.parametrize("name", list(READY))
 def test_ready_entry_point_trains_as_v3_would_run_it(
     name, boto_session, bucket, captured_requests, container_python, tmp_path
@@ -184,14 +191,16 @@ def test_ready_entry_point_trains_as_v3_would_run_it(
             "strategy": strategy,
             "cluster": {"instance_type": instance_type, "instance_count": hosts},
             "code": {"image_uri": "123456789012.dkr.ecr.us-west-2.amazonaws.com/training:1"},
-            "hyperparameters": {"epochs": 1, "steps_per_epoch": 2},
+            # Two steps: the torch entry points take max_steps (steps_per_epoch is
+            # TensorFlow's); without it they trained samples / global batch steps (16 on 8 ranks).
+            "hyperparameters": {"epochs": 1, "max_steps": 2},
         }
     )
     backend.launch(plan(spec), bucket=BUCKET, role=ROLE, boto_session=boto_session)
     (request,) = captured_requests
     results = run_request_past_torch_exit_aborts(
         request, boto_session.client("s3"), hosts=hosts, python=container_python,
-        root=tmp_path / "hosts", timeout=420,
+        root=tmp_path / "hosts", timeout=420, image_env=SHARED_CORES,
         finished=lambda output: "model saved to" in output,  # by rank 0, after the last step
     )  # fmt: skip
     assert [r.returncode for r in results] == [0] * hosts, describe(results)
@@ -248,7 +257,7 @@ def test_parameter_server_runs_the_tensorflow_toolkits_steps_through_smdists_dri
             "strategy": {"kind": "parameter_server"},
             "cluster": {"instance_type": "ml.c5.2xlarge", "instance_count": 2},
             "code": {"framework_version": "2.14", "py_version": "py310"},
-            "hyperparameters": {"epochs": 1, "samples": 256, "batch_size": 16, "log_every": 4},
+            "hyperparameters": {"epochs": 1, "samples": 64, "batch_size": 16, "log_every": 2},
         }
     )
     backend.launch(plan(spec), bucket=BUCKET, role=ROLE, boto_session=boto_session)

@@ -23,6 +23,7 @@ from smdist.backends.sagemaker.v3 import trainer as v3
 from smdist.planning.plan import plan
 from smdist.spec.job import JobSpec
 
+from . import emulated_container
 from .conftest import BUCKET, REGION, ROLE
 from .emulated_container import run_request, run_request_past_torch_exit_aborts
 from .sdk_once import one_botocore_loader, sdk_config_schema_checked_once  # noqa: F401
@@ -219,7 +220,15 @@ def test_each_host_has_its_own_opt_ml_hostname_and_channels(namespaces, boto_ses
     assert socket.gethostname() == hostname
 
 
-def test_a_failing_host_stops_the_others(namespaces, tmp_path):
+@pytest.fixture
+def short_kill_grace(monkeypatch) -> None:
+    """The harness's SIGTERM-to-SIGKILL grace, shortened for a host whose command is a bare
+    ``sleep`` as PID 1 of its namespace: it ignores SIGTERM (no handler), so the whole default
+    grace (5 s) would be waited through before the SIGKILL that ends it."""
+    monkeypatch.setattr(emulated_container, "KILL_GRACE", 0.5)
+
+
+def test_a_failing_host_stops_the_others(namespaces, short_kill_grace, tmp_path):
     script = 'if [ "$(hostname)" = algo-2 ]; then exit 3; fi; exec sleep 600'
     results = run_request(shell_request(script), None, python=sys.executable,
                           root=tmp_path, timeout=120)  # fmt: skip
@@ -227,7 +236,7 @@ def test_a_failing_host_stops_the_others(namespaces, tmp_path):
     assert results[0].stopped and results[0].returncode != 0 and not results[0].timed_out
 
 
-def test_a_host_still_running_at_the_timeout_is_killed(namespaces, tmp_path):
+def test_a_host_still_running_at_the_timeout_is_killed(namespaces, short_kill_grace, tmp_path):
     results = run_request(shell_request("exec sleep 600"), None, python=sys.executable,
                           root=tmp_path, hosts=1, timeout=1)  # fmt: skip
     assert results[0].timed_out and results[0].returncode is None
