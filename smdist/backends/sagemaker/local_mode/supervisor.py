@@ -111,10 +111,17 @@ class Supervision:
             return [docker, "compose"] if docker else None
 
     def finish(self, error: BaseException | None, model: str | None) -> None:
+        # The whole end under the lock: the watcher ends a stuck job from its own thread, and
+        # the main thread, its SDK call failing as the work directory goes, finishes too. The
+        # second caller must wait for the first to have written the end, or it returns, the
+        # process exits and the watcher (a daemon thread) dies before writing "Stopped".
         with self._finish_lock:
             if self._finished:
                 return
             self._finished = True
+            self._end(error, model)
+
+    def _end(self, error: BaseException | None, model: str | None) -> None:
         proctree.kill_all(self._children())
         self._compose_down()
         shutil.rmtree(self.run.work_dir, ignore_errors=True)
