@@ -20,15 +20,19 @@ def test_ports_are_distinct_free_and_below_the_ephemeral_range() -> None:
 
 
 def test_a_port_in_use_is_never_chosen(monkeypatch) -> None:
-    with socket.socket() as busy:
+    with socket.socket() as busy, socket.socket() as released:
         busy.bind(("", 0))
         busy.listen()
         taken = busy.getsockname()[1]
-        # Only the busy port and one free one below it to choose from.
-        monkeypatch.setattr(ports, "_LOWEST", taken - 1_000)
-        monkeypatch.setattr(ports, "ephemeral_range", lambda: (taken + 1, taken + 2))
-        monkeypatch.setattr(ports.random, "sample", lambda population, k: [taken, taken - 1])
-        assert free_ports(1) == [taken - 1]
+        # The other candidate: a port free a moment ago (taken - 1 may be another job's).
+        released.bind(("", 0))
+        spare = released.getsockname()[1]
+        released.close()
+        # Only the busy port and the spare one to choose from, in that order.
+        monkeypatch.setattr(ports, "_LOWEST", min(taken, spare) - 1_000)
+        monkeypatch.setattr(ports, "ephemeral_range", lambda: (max(taken, spare) + 1, 65_535))
+        monkeypatch.setattr(ports.random, "sample", lambda population, k: [taken, spare])
+        assert free_ports(1) == [spare]
 
 
 def test_without_room_below_the_range_the_kernel_chooses(monkeypatch) -> None:
