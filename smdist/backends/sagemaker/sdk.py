@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import json
 import logging
 import os
 import sys
@@ -20,6 +19,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from smdist.backends.aws_region import HOW_TO_SET, configured_region
+from smdist.backends.sagemaker.config_once import validate_v2_configs_once
 from smdist.errors import CANNOT_RUN_HERE, Problem, SpecError
 
 # The SDK's "defaults" config, given explicitly instead of read from ~/.config/sagemaker.
@@ -82,7 +82,7 @@ def import_sagemaker() -> Any:
                 ],
                 CANNOT_RUN_HERE,
             ) from None
-    _memoize_config_validation()
+    validate_v2_configs_once()
     version = getattr(sagemaker, "__version__", "0")
     if not version.startswith("2."):
         raise SpecError(
@@ -97,39 +97,6 @@ def import_sagemaker() -> Any:
         )
     _sdk = sagemaker
     return sagemaker
-
-
-def _memoize_config_validation() -> None:
-    """Validate each distinct SDK config once, not on every config lookup.
-
-    With any config present (such as the telemetry opt-out), the SDK re-validates the whole
-    config, schema included, on every lookup: about 20 times and 5 seconds per ``fit`` here.
-    Validation of the same content always gives the same answer, so it is remembered.
-    """
-    import sagemaker.session
-    import sagemaker.utils
-    from sagemaker.config import config as config_module
-
-    original = config_module.validate_sagemaker_config
-    if getattr(original, "_smdist_memoized", False):
-        return
-    validated: set[str] = set()
-
-    def validate_once(sagemaker_config: dict | None = None) -> None:
-        key = json.dumps(sagemaker_config, sort_keys=True, default=str)
-        if key not in validated:
-            original(sagemaker_config)
-            validated.add(key)
-
-    validate_once._smdist_memoized = True  # type: ignore[attr-defined]
-    for module in (config_module, sagemaker.utils, sagemaker.session):
-        if getattr(module, "validate_sagemaker_config", None) is original:
-            module.validate_sagemaker_config = validate_once
-    with contextlib.suppress(ImportError):
-        import sagemaker.local.local_session as local_session
-
-        if getattr(local_session, "validate_sagemaker_config", None) is original:
-            local_session.validate_sagemaker_config = validate_once
 
 
 def boto_session(region: str | None = None, boto: Any = None) -> Any:

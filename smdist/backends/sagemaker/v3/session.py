@@ -9,6 +9,7 @@ from __future__ import annotations
 from importlib import metadata
 from typing import Any
 
+from smdist.backends.sagemaker.config_once import validate_v3_configs_once
 from smdist.errors import CANNOT_RUN_HERE, Problem, SpecError
 
 # The SDK's "defaults" config, given explicitly: telemetry off, and no config file of the
@@ -50,6 +51,7 @@ def sagemaker_session(boto_session: Any, bucket: str) -> Any:
     require_sdk_v3()
     from sagemaker.core.helper.session_helper import Session
 
+    validate_v3_configs_once()
     return Session(boto_session=boto_session, default_bucket=bucket, sagemaker_config=SDK_CONFIG)
 
 
@@ -57,6 +59,7 @@ def as_session(session: Any, region: str | None, bucket: str) -> Any:
     """``session`` as a v3 Session: a v3 Session as given, a boto3 Session wrapped (default: a
     boto3 Session for ``region``)."""
     if session is not None and hasattr(session, "boto_session"):
+        validate_v3_configs_once()  # the user's own Session looks its config up just as often
         return session
     import boto3
 
