@@ -46,6 +46,7 @@ from smdist.runtime.torch_training import (
     run_entry_point,
     run_training,
     say,
+    share_cpu_threads,
     training_data,
 )
 
@@ -77,6 +78,7 @@ def main(argv: list[str] | None = None, backend: str | None = None) -> int:
     ensure_rendezvous_env()
     backend = backend or resolve_backend(args.smdist_backend)
     dist.init_process_group(backend, timeout=collective_timeout(args.smdist_collective_timeout))
+    share_cpu_threads()  # mpirun (SDDP, SMP v1) sets no thread count; torchrun sets 1 for many
     rank, world_size = dist.get_rank(), dist.get_world_size()
     is_main = rank == 0
     device = pick_device(int(os.environ["LOCAL_RANK"]))

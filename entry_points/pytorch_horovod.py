@@ -20,7 +20,6 @@ mpirun (distribution ``{"mpi": {"enabled": True, "processes_per_host": N}}``), e
 
 from __future__ import annotations
 
-import os
 import sys
 
 import horovod.torch as hvd
@@ -42,6 +41,7 @@ from smdist.runtime.torch_training import (
     run_entry_point,
     run_training,
     say,
+    share_cpu_threads,
     training_data,
 )
 
@@ -66,17 +66,6 @@ class HorovodAgreement:
         )
         total, counted, stops = hvd.allreduce(packed, op=hvd.Sum, name="smdist.agree").tolist()
         return (total / counted if counted else float("nan")), stops > 0
-
-
-def share_cpu_threads(processes_on_this_host: int) -> None:
-    """Give each process its share of the cores unless OMP_NUM_THREADS says otherwise.
-
-    torchrun sets OMP_NUM_THREADS=1 for several processes per host; mpirun and horovodrun do
-    not, and N processes each spinning as many threads as there are cores run many times
-    slower than N processes sharing them.
-    """
-    if "OMP_NUM_THREADS" not in os.environ:
-        torch.set_num_threads(max(1, (os.cpu_count() or 1) // max(processes_on_this_host, 1)))
 
 
 def main(argv: list[str] | None = None) -> int:

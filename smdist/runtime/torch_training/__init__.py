@@ -28,7 +28,12 @@ from smdist.runtime.torch_training.data import (
     synthetic_classification,
     training_data,
 )
-from smdist.runtime.torch_training.device import Precision, choose_precision, pick_device
+from smdist.runtime.torch_training.device import (
+    Precision,
+    choose_precision,
+    pick_device,
+    share_cpu_threads,
+)
 from smdist.runtime.torch_training.loop import (
     LoopResult,
     LoopSettings,
@@ -81,6 +86,7 @@ __all__ = [
     "load_train_data",
     "main_rank_checkpoints",
     "pick_device",
+    "share_cpu_threads",
     "read_latest_checkpoint",
     "release_before_exit",
     "report_checksum",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -10,6 +11,33 @@ from smdist.runtime.torch_training.process import ConfigurationError
 
 if TYPE_CHECKING:
     import torch
+
+
+# How many processes the launcher started on this host: torchrun, Open MPI, Horovod's gloo.
+LOCAL_PROCESS_COUNTS = ("LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "HOROVOD_LOCAL_SIZE")
+
+
+def processes_on_this_host() -> int:
+    """The launcher's count of processes on this host (1 when none says)."""
+    for name in LOCAL_PROCESS_COUNTS:
+        value = os.environ.get(name, "")
+        if value.isdigit() and int(value) > 0:
+            return int(value)
+    return 1
+
+
+def share_cpu_threads(processes: int | None = None) -> None:
+    """Give each process its share of the cores unless OMP_NUM_THREADS says otherwise.
+
+    torchrun sets OMP_NUM_THREADS=1 for several processes per host; mpirun and horovodrun do
+    not, and N processes each spinning as many threads as there are cores run many times
+    slower than N processes sharing them.
+    """
+    import torch
+
+    if "OMP_NUM_THREADS" not in os.environ:
+        share = (os.cpu_count() or 1) // max(processes or processes_on_this_host(), 1)
+        torch.set_num_threads(max(1, share))
 
 
 def pick_device(local_rank: int) -> torch.device:
