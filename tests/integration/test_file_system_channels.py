@@ -1,72 +1,40 @@
 """File system channels (``fsx://``, ``efs://``) on the local backend: a real 2-host DDP job
-(``smdist run``, torch) trains on an FSx for Lustre channel read from the directory
-``--file-system`` maps to the file system, and writes to a read-write EFS channel that every
-host shares; a read-only channel refuses writes where the hosts have namespaces of their own;
-a channel whose file system is not mapped, or mapped to nothing, is refused before anything
-starts (exit 2). The run on hosts sharing this machine (``--no-namespaces``, forced where
-namespaces exist) also carries what test_emulated_hosts proved of such hosts: the log names
-what sharing does not reproduce, and every host's folders (SM_MODEL_DIR, its output) are its
-own.
+(``smdist run``, torchrun on every host) trains on an FSx for Lustre channel read from the
+directory ``--file-system`` maps to the file system, and writes to a read-write EFS channel
+that every host shares; a read-only channel refuses writes where the hosts have namespaces of
+their own; a channel whose file system is not mapped, or mapped to nothing, is refused before
+anything starts (exit 2). The run on hosts sharing this machine (``--no-namespaces``, forced
+where namespaces exist) also carries what test_emulated_hosts proved of such hosts: the log
+names what sharing does not reproduce, and every host's folders (SM_MODEL_DIR, its output) are
+its own.
+
+The jobs (one per way of running hosts) are ``file_system_jobs``': test_tensorboard_local reads
+their TensorBoard logs.
 """
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Any
 
 import pytest
-import yaml
+from file_system_jobs import (
+    EFS,
+    GROUP,
+    LUSTRE,
+    MEAN_Y,
+    MOUNT_NAME,
+    ROWS,
+    TOPOLOGY,
+    file_system_job,
+    host_modes,
+    write_job,
+)
 from local_jobs import assert_nothing_left, smdist_run
 
 from smdist.backends.local.hosts.choice import SHARED_LIMITS
-from smdist.backends.local.hosts.namespaced.probe import namespace_support
 
-pytestmark = [pytest.mark.integration, pytest.mark.torch]
-
-SCRIPT = Path(__file__).resolve().parent / "user_scripts" / "file_system_channels"
-LUSTRE, EFS = "fs-0123456789abcdef0", "fs-0fedcba9876543210"
-MOUNT_NAME = "abcdefgh"  # an FSx for Lustre mount name: the first part of its path
-TOPOLOGY = ("--hosts", "2", "--processes-per-host", "1")
-NAMESPACES = namespace_support().mode is not None
-HOST_MODES = [
-    pytest.param(
-        "--namespaces",
-        marks=pytest.mark.skipif(not NAMESPACES, reason=f"{namespace_support().problem}"),
-        id="namespaces",
-    ),
-    pytest.param("--no-namespaces", id="sharing-this-machine"),
-]
-ROWS = 24
-
-
-def write_job(directory: Path, inputs: dict[str, Any], **extra: Any) -> Path:
-    job = {
-        "name": "file-systems",
-        "strategy": {"kind": "pytorch_ddp", "launcher": "torchrun"},
-        "cluster": {"instance_type": "ml.c5.xlarge", "instance_count": 2},
-        "code": {"source_dir": str(SCRIPT), "entry_point": "train.py"},
-        "inputs": inputs,
-        # SageMaker reaches a file system through the job's VPC.
-        "network": {
-            "subnets": ["subnet-0123456789abcdef0"],
-            "security_group_ids": ["sg-0123456789abcdef0"],
-        },
-        **extra,
-    }
-    path = directory / "job.yaml"
-    path.write_text(yaml.safe_dump(job, sort_keys=False))
-    return path
-
-
-def lustre_dataset(root: Path) -> Path:
-    """What a client's mount of the Lustre file system shows: datasets/train/*.txt."""
-    train = root / "datasets" / "train"
-    train.mkdir(parents=True)
-    for part in range(3):
-        lines = [f"{i} {i + 1} {i + 2} {i + 3} {4 * i + 6}" for i in range(part * 8, part * 8 + 8)]
-        (train / f"part-{part}.txt").write_text("\n".join(lines) + "\n")
-    return train
+# One worker runs this module and test_tensorboard_local, so each job is made once (xdist).
+pytestmark = [pytest.mark.integration, pytest.mark.torch, pytest.mark.xdist_group(GROUP)]
 
 
 def reports(run) -> list[dict]:
@@ -74,27 +42,21 @@ def reports(run) -> list[dict]:
     return [json.loads(path.read_text()) for path in found]
 
 
-@pytest.mark.parametrize("mode", HOST_MODES)
-def test_a_job_trains_on_an_fsx_channel_and_shares_a_read_write_efs_channel(tmp_path, mode):
-    lustre, efs = tmp_path / "lustre", tmp_path / "efs"
-    train = lustre_dataset(lustre)
-    (efs / "scratch").mkdir(parents=True)
-    inputs = {
-        "train": {"uri": f"fsx://{LUSTRE}/{MOUNT_NAME}/datasets/train"},
-        "shared": {"uri": f"efs://{EFS}/scratch", "access_mode": "rw"},
-    }
-    job = write_job(tmp_path, inputs)
-    mapped = ("--file-system", f"{LUSTRE}={lustre}", "--file-system", f"{EFS}={efs}")
-    run = smdist_run(job, tmp_path, *TOPOLOGY, *mapped, mode, timeout=300)
+@pytest.mark.parametrize("mode", host_modes())
+def test_a_job_trains_on_an_fsx_channel_and_shares_a_read_write_efs_channel(tmp_path_factory, mode):
+    job = file_system_job(mode, tmp_path_factory)
+    run, lustre, efs, train = job.run, job.lustre, job.efs, job.train
     assert run.returncode == 0, run.output
     found = reports(run)
     assert sorted(report["host"] for report in found) == ["algo-1", "algo-2"], run.output
     weights = {line.split("weights=")[1] for line in run.output.splitlines() if "weights=" in line}
-    assert len(weights) == 1, run.output  # every rank ended with the same model
+    # Every rank ended with the same model, fitted from every rank's share of the rows.
+    assert len(weights) == 1, run.output
     written = sorted(path.name for path in (efs / "scratch").iterdir())
     assert written == ["rank-0-algo-1.txt", "rank-1-algo-2.txt"]  # one file system for all
     for report in found:
         assert report["rows"] == ROWS, report
+        assert report["mean_y"] == MEAN_Y, report
         assert report["shared_files"] == written, report  # each host sees the other's file
         config = report["input_data_config"]
         assert sorted(config) == ["shared", "train"]
@@ -116,7 +78,7 @@ def test_a_job_trains_on_an_fsx_channel_and_shares_a_read_write_efs_channel(tmp_
         host_folder = str(run.job_dir() / "hosts" / "algo-2")
         commands = (run.job_dir() / "commands.txt").read_text()
         assert f"SM_MODEL_DIR={host_folder}/model" in commands or host_folder in run.output
-    assert_nothing_left(tmp_path)
+    assert_nothing_left(job.folder)
 
 
 def test_channels_whose_file_system_is_not_mapped_or_mapped_to_nothing_are_refused(tmp_path):

@@ -1,22 +1,25 @@
-"""A DDP script that checkpoints as spot-training users do: rank 0 writes ``ckpt_<step>.pt``
-straight into the checkpoint directory with torch.save (no temporary name), and every start
-resumes from the newest one found there.
+"""A rank script, started by torchrun (RANK), that checkpoints as spot-training users do: rank
+0 writes ``ckpt_<step>.pt`` straight into the checkpoint directory (no temporary name), and
+every start resumes from the newest one found there. Plain Python: what its jobs prove is how
+smdist syncs and restores checkpoints, not a framework.
 
 The checkpoint directory is SageMaker's ``/opt/ml/checkpoints``: beside SM_MODEL_DIR.
 ``--slow-write-at`` makes a run that started from scratch write that step's checkpoint slowly:
 half of it, then a long pause with the file still open, as a big checkpoint on a slow disk.
+A checkpoint is JSON: one cut short does not load.
+
+At the end every rank saves its model, ``model_<rank>.pth``, to SM_MODEL_DIR (its host's
+``/opt/ml/model``), as many DDP scripts do; the first process of every host also saves
+``config.json`` there, naming its host: a file every host writes under the same name.
 """
 
 import argparse
-import io
+import json
 import os
+import random
 import re
 import time
 from pathlib import Path
-
-import torch
-import torch.distributed as dist
-from torch.nn.parallel import DistributedDataParallel
 
 NAME = re.compile(r"^ckpt_(\d+)\.pt$")
 
@@ -40,39 +43,26 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    dist.init_process_group("gloo")
-    rank = dist.get_rank()
+    rank = int(os.environ["RANK"])
     checkpoints = Path(args.checkpoint_dir)
     checkpoints.mkdir(parents=True, exist_ok=True)
-    torch.manual_seed(0)
-    model = DistributedDataParallel(torch.nn.Linear(4, 1))
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    start = 0
+    weight, start = 0.0, 0
     found = newest(checkpoints)
     if found is not None:
-        state = torch.load(found)
-        model.module.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
-        start = state["step"]
+        state = json.loads(found.read_text())  # a half-written checkpoint fails here
+        weight, start = state["weight"], state["step"]
         print(f"rank {rank}: resumed from step {start} ({found.name})", flush=True)
 
-    generator = torch.Generator().manual_seed(rank)
+    samples = random.Random(rank)
     for step in range(start + 1, args.steps + 1):
-        x = torch.rand(8, 4, generator=generator)
-        loss = torch.nn.functional.mse_loss(model(x), x.sum(dim=1, keepdim=True))
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
+        x = samples.random()
+        weight -= 0.1 * 2 * (weight * x - 2 * x) * x  # one step towards y = 2x
         time.sleep(args.step_seconds)
         if rank != 0 or step % args.checkpoint_every:
             continue
-        state = {"model": model.module.state_dict(), "optimizer": optimizer.state_dict()}
-        state["step"] = step
+        data = json.dumps({"weight": weight, "step": step}).encode()
         path = checkpoints / f"ckpt_{step}.pt"
         if step == args.slow_write_at and start == 0:
-            buffer = io.BytesIO()
-            torch.save(state, buffer)
-            data = buffer.getvalue()
             with open(path, "wb") as handle:
                 handle.write(data[: len(data) // 2])
                 handle.flush()
@@ -80,11 +70,17 @@ def main() -> None:
                 time.sleep(600)
                 handle.write(data[len(data) // 2 :])
         else:
-            torch.save(state, path)
+            path.write_bytes(data)
         print(f"checkpoint step={step} written: {path.name}", flush=True)
     print(f"rank {rank}: trained to step {args.steps}", flush=True)
-    dist.barrier()
-    dist.destroy_process_group()
+
+    models = Path(model_dir)
+    models.mkdir(parents=True, exist_ok=True)
+    (models / f"model_{rank}.pth").write_text(json.dumps({"weight": weight}))
+    if int(os.environ["LOCAL_RANK"]) == 0:
+        host = os.environ.get("SM_CURRENT_HOST", "unknown")
+        world = int(os.environ["WORLD_SIZE"])
+        (models / "config.json").write_text(json.dumps({"saved_by": host, "world": world}))
 
 
 if __name__ == "__main__":
