@@ -1,10 +1,14 @@
 """``smdist run --instance-type``: with ``cluster.instance_preferences`` a local run emulates
 the preference it names (its type and count reach the hosts: SM_CURRENT_INSTANCE_TYPE, the
-number of hosts), and a type that is not a preference is refused before anything starts."""
+number of hosts), and a type that is not a preference is refused before anything starts.
+
+The ranks torchrun starts are plain Python that record what they were told: the choice is
+smdist's, no framework's."""
 
 from __future__ import annotations
 
 import json
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -13,7 +17,16 @@ from local_jobs import assert_nothing_left, smdist_run
 
 pytestmark = [pytest.mark.integration, pytest.mark.torch]
 
-SCRIPT = Path(__file__).resolve().parent / "user_scripts" / "file_system_channels"
+# Each rank records the instance type its host emulates.
+REPORTER = """
+    import json, os
+    from pathlib import Path
+
+    output = Path(os.environ["SM_OUTPUT_DATA_DIR"])
+    output.mkdir(parents=True, exist_ok=True)
+    report = {"instance_type": os.environ["SM_CURRENT_INSTANCE_TYPE"]}
+    (output / f"report-{os.environ['RANK']}.json").write_text(json.dumps(report))
+"""
 PREFERENCES = [
     {"instance_type": "ml.c5.xlarge", "instance_count": 2},
     {"instance_type": "ml.c5.2xlarge", "instance_count": 1},
@@ -21,15 +34,14 @@ PREFERENCES = [
 
 
 def write_job(directory: Path) -> Path:
-    data = directory / "data"
-    data.mkdir()
-    (data / "rows.txt").write_text("".join(f"{i} 1 2 3 {i + 6}\n" for i in range(8)))
+    source = directory / "src"
+    source.mkdir()
+    (source / "train.py").write_text(textwrap.dedent(REPORTER))
     job = {
         "name": "preferences",
         "strategy": {"kind": "pytorch_ddp", "launcher": "torchrun"},
         "cluster": {"instance_preferences": PREFERENCES},
-        "code": {"source_dir": str(SCRIPT), "entry_point": "train.py"},
-        "inputs": {"train": data.as_uri()},
+        "code": {"source_dir": str(source), "entry_point": "train.py"},
     }
     path = directory / "job.yaml"
     path.write_text(yaml.safe_dump(job, sort_keys=False))

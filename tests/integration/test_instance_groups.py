@@ -2,11 +2,15 @@
 
 The job is AWS's heterogeneous-clusters shape (``user_scripts/hetero_data_feed``): a CPU
 ``data`` group of one ml.c5.2xlarge reads its ``raw`` channel and serves batches over TCP to a
-``gpu`` group of two ml.g5.xlarge that trains with DDP over gloo, each group with a channel of
+``gpu`` group of two ml.g5.xlarge whose ranks, started by torchrun, train one model together
+(their gradients averaged over TCP through rank 0 on MASTER_ADDR), each group with a channel of
 its own. It runs through ``smdist run`` with both DDP launchers: smdist's (the program on every
 host, starting torchrun on the gpu hosts only) in the hosts' own namespaces where this machine
 makes them, and the container's torch_distributed (the local backend starts torchrun on the gpu
-hosts only) on hosts sharing this machine.
+hosts only) on hosts sharing this machine. The ranks are plain Python: what the job proves is
+where smdist starts torchrun and what every host is told; torchrun itself still forms the gpu
+group's world (its rendezvous on MASTER_ADDR), and DDP over gloo across hosts under both
+launchers is test_local_backend's test_every_strategy_runs_end_to_end.
 
 The real training toolkit (sagemaker-training and the PyTorch container, in the stand-in DLC's
 Python) then reads each emulated host's config files, as it does in a SageMaker container, and
@@ -20,15 +24,16 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
-from local_jobs import REPO, assert_nothing_left, checksums, free_port, smdist_run
-from test_contract_oracle import FRAMEWORK_NAMES, container_computes
+from local_jobs import REPO, assert_nothing_left, checksums, smdist_run
+from test_contract_oracle import FRAMEWORK_NAMES, ORACLE
+from toolkit_per_host import toolkit_per_host
 
+from smdist.backends.local.hosts.shared.ports import free_ports
 from smdist.contract.environment import FRAMEWORK_MODULES, HostConfig, Machine, input_data_config
 from smdist.contract.host import HostSite, host_environment, host_resource_config
 from smdist.planning.plan import plan
@@ -69,6 +74,7 @@ def job_file(tmp_path: Path, launcher: str) -> Path:
     train.mkdir()
     (raw / "numbers.txt").write_text(" ".join(str(n) for n in range(1, 41)))
     (train / "labels.txt").write_text("unused by the script: it only proves where it lands\n")
+    feed_port, world_port = free_ports(2)
     job = tmp_path / "job.yaml"
     job.write_text(textwrap.dedent(f"""\
         name: hetero-feed
@@ -81,7 +87,7 @@ def job_file(tmp_path: Path, launcher: str) -> Path:
         inputs:
           raw: {{uri: "{raw.as_uri()}", instance_groups: [data]}}
           train: {{uri: "{train.as_uri()}", instance_groups: [gpu]}}
-        hyperparameters: {{feed-port: {free_port()}, steps: {STEPS}}}
+        hyperparameters: {{feed-port: {feed_port}, world-port: {world_port}, steps: {STEPS}}}
         max_run: 240
         """))  # fmt: skip
     return job
@@ -143,16 +149,13 @@ def test_the_data_group_feeds_the_ddp_group(finished):
 
 
 @pytest.mark.skipif(not DLC_PYTHON.is_file(), reason=f"no stand-in DLC python at {DLC_PYTHON}")
-def test_the_training_toolkit_reads_the_hosts_files_as_smdist_gave_them(finished):
+def test_the_training_toolkit_reads_the_hosts_files_as_smdist_gave_them(finished, tmp_path):
     _, run, records = finished
+    bases = {host: run.job_dir() / "hosts" / host for host in records}
+    environ = {"PATH": os.environ["PATH"], "TRAINING_JOB_NAME": "hetero-feed"}
+    computed = toolkit_per_host(DLC_PYTHON, TOOLKIT, list(bases.values()), environ, tmp_path)
     for host, (record, *_) in records.items():
-        base = run.job_dir() / "hosts" / host
-        environ = {"PATH": os.environ["PATH"], "SAGEMAKER_BASE_DIR": str(base),
-                   "TRAINING_JOB_NAME": "hetero-feed"}  # fmt: skip
-        done = subprocess.run([str(DLC_PYTHON), "-c", TOOLKIT], env=environ,
-                              capture_output=True, text=True, timeout=120)  # fmt: skip
-        assert done.returncode == 0, done.stderr
-        toolkit = json.loads(done.stdout.splitlines()[-1])
+        toolkit = computed[bases[host]]
         for name in GROUP_VARIABLES:
             assert toolkit["sm"][name] == record[name], f"{host} {name}"
         hosts = json.loads(record["SM_HOSTS"])
@@ -171,6 +174,7 @@ def test_every_hosts_environment_is_what_the_container_computes(launcher, tmp_pa
     job = plan(JobSpec.from_dict(spec))
     launch, inputs = job.launch, job.spec.inputs
     machine = Machine(num_cpus=os.cpu_count() or 1, num_gpus=0)  # what the oracle's host has
+    built: dict[Path, dict[str, str]] = {}
     for index, host in enumerate(launch.all_hosts):
         group = launch.group_of(host)
         channels = {n: s.distribution for n, s in inputs.items() if group.name in s.instance_groups}
@@ -185,9 +189,18 @@ def test_every_hosts_environment_is_what_the_container_computes(launcher, tmp_pa
                               ("resourceconfig.json", config.resource_config),
                               ("inputdataconfig.json", config.input_data_config)):  # fmt: skip
             (base / "input" / "config" / name).write_text(json.dumps(content))
-        built = host_environment(launch, index, config, machine, job_name=job.job_name,
-                                 framework="pytorch", site=HostSite(base=base))  # fmt: skip
-        container = container_computes(base, "pytorch", job.job_name, FRAMEWORK_MODULES["pytorch"])
-        assert {k: v for k, v in built.items() if k.startswith("SM_")} == container["sm"], host
-        assert {name: built[name] for name in FRAMEWORK_NAMES} == container["framework"], host
-        assert built["MASTER_ADDR"] == "algo-2"
+        built[base] = host_environment(launch, index, config, machine, job_name=job.job_name,
+                                       framework="pytorch", site=HostSite(base=base))  # fmt: skip
+    # test_contract_oracle's ORACLE, for every host from one toolkit interpreter.
+    environ = {"PATH": os.environ["PATH"], "TRAINING_JOB_NAME": job.job_name,
+               "SAGEMAKER_TRAINING_MODULE": FRAMEWORK_MODULES["pytorch"]}  # fmt: skip
+    scratch = tmp_path / "toolkit"
+    scratch.mkdir()
+    computed = toolkit_per_host(DLC_PYTHON, ORACLE, list(built), environ, scratch, ["pytorch"])
+    for base, environment in built.items():
+        container = computed[base]
+        sm = {k: v for k, v in environment.items() if k.startswith("SM_")}
+        assert sm == container["sm"], base.name
+        framework = {name: environment[name] for name in FRAMEWORK_NAMES}
+        assert framework == container["framework"], base.name
+        assert environment["MASTER_ADDR"] == "algo-2"

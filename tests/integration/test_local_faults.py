@@ -82,8 +82,61 @@ MPI_CRASH = """
             raise ValueError("rank 1 fell over")
 """
 
+# A job long enough to be stopped, keeping checkpoints as a training script does: the main
+# process (RANK 0 under torchrun, the first host under MultiWorkerMirroredStrategy) resumes
+# from the newest checkpoint in /opt/ml/checkpoints (what checkpoint_s3_uri syncs), writes one
+# every --checkpoint_every steps and one on SIGTERM, then exits 143. Plain Python sleeping
+# between steps: it trains at once and costs no CPU while it waits to be stopped.
+RESUMABLE = """
+    import argparse, json, os, signal, sys, time
+    from pathlib import Path
 
-def custom_job(tmp_path: Path, script: str, strategy: str, cluster: str = "") -> Path:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--log_every", type=int, required=True)
+    parser.add_argument("--checkpoint_every", type=int, required=True)
+    args, _ = parser.parse_known_args()  # MultiWorkerMirroredStrategy adds --model_dir
+    if "RANK" in os.environ:
+        main = os.environ["RANK"] == "0"
+    else:
+        main = os.environ["SM_CURRENT_HOST"] == json.loads(os.environ["SM_HOSTS"])[0]
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
+    folder = Path(os.environ["SM_MODEL_DIR"]).parent / "checkpoints"
+    folder.mkdir(parents=True, exist_ok=True)
+    kept = sorted(folder.glob("checkpoint-*.json"))
+    step = json.loads(kept[-1].read_text())["step"] if kept else 0
+    if main and kept:
+        print(f"resuming from checkpoint step={step}", flush=True)
+
+    def checkpoint():
+        written = folder / f".tmp-{step}"  # renamed into place: never synced half-written
+        written.write_text(json.dumps({"step": step}))
+        written.rename(folder / f"checkpoint-{step:09d}.json")
+
+    while not stop:
+        time.sleep(0.05)
+        step += 1
+        if main and step % args.log_every == 0:
+            print(f"[metrics] step={step}", flush=True)
+        if main and step % args.checkpoint_every == 0:
+            checkpoint()
+    if main:
+        print(f"[metrics] step={step}", flush=True)
+        checkpoint()
+        print(f"stopped by SIGTERM at step={step}", flush=True)
+    sys.exit(143)
+"""
+
+
+def custom_job(
+    tmp_path: Path,
+    script: str,
+    strategy: str,
+    cluster: str = "",
+    more: str = "",
+    name: str = "fault",
+) -> Path:
+    """``script`` as a job's entry point under ``strategy`` (``more``: further job lines)."""
     source = tmp_path / "src"
     source.mkdir(exist_ok=True)
     (source / "train.py").write_text(textwrap.dedent(script))
@@ -91,33 +144,27 @@ def custom_job(tmp_path: Path, script: str, strategy: str, cluster: str = "") ->
     job.write_text(
         textwrap.dedent(
             f"""
-            name: fault
+            name: {name}
             strategy: {strategy}
             cluster: {cluster or "{instance_type: ml.c5.xlarge, instance_count: 2}"}
             code: {{source_dir: src, entry_point: train.py}}
             """
         )
+        + more
     )
     return job
 
 
-def ddp_job(tmp_path: Path, **hyperparameters) -> Path:
-    """The ready DDP entry point, long enough to be stopped, with checkpoints kept."""
-    values = {"epochs": 100000, "samples": 256, "batch_size": 16, "log_every": 20,
-              "checkpoint_every": 50, **hyperparameters}  # fmt: skip
-    job = tmp_path / "ddp.yaml"
-    job.write_text(
-        textwrap.dedent(
-            f"""
-            name: resumable
-            strategy: {{kind: pytorch_ddp, processes_per_host: 1}}
-            cluster: {{instance_type: ml.c5.xlarge, instance_count: 2}}
-            hyperparameters: {values}
-            checkpoint: {{s3_uri: "s3://my-bucket/checkpoints/resumable"}}
-            """
-        )
+LOG_EVERY = 20
+
+
+def resumable_job(tmp_path: Path, strategy: str, cluster: str = "") -> Path:
+    """RESUMABLE as a job with a checkpoint store, under ``strategy``."""
+    more = (
+        f"hyperparameters: {{log_every: {LOG_EVERY}, checkpoint_every: 50}}\n"
+        'checkpoint: {s3_uri: "s3://my-bucket/checkpoints/resumable"}\n'
     )
-    return job
+    return custom_job(tmp_path, RESUMABLE, strategy, cluster, more=more, name="resumable")
 
 
 def last_step(output: str) -> int:
@@ -232,21 +279,23 @@ def wait_for_metrics(process, log: Path) -> None:
         time.sleep(0.2)
 
 
-@torch_only
 def test_max_run_stops_the_job_and_the_next_run_resumes_from_its_checkpoint(tmp_path):
-    """max_run stops the first run, whose ranks checkpoint on SIGTERM; the next run of the job
-    resumes from that checkpoint and trains on until SIGTERM to smdist stops it cleanly, its
-    ranks checkpointing again (SIGINT, Ctrl-C, is the next test's: it reaches smdist with its
-    whole process group). The run after a stop is the one a SIGTERM stops: one job fewer."""
-    job = ddp_job(tmp_path)
+    """max_run stops the first run, whose main process checkpoints on SIGTERM; the next run of
+    the job resumes from that checkpoint and trains on until SIGTERM to smdist stops it
+    cleanly, checkpointing again (SIGINT, Ctrl-C, is the next test's: it reaches smdist with
+    its whole process group). The run after a stop is the one a SIGTERM stops: one job fewer.
+    A plain process per host (MultiWorkerMirroredStrategy's launch, no framework imported): it
+    trains within a second even on a loaded machine, well inside max_run. A ready entry
+    point's own checkpoint on SIGTERM and resume is test_torch_entry_points'."""
+    job = resumable_job(tmp_path, "{kind: mwms}")
     store = tmp_path / ".smdist" / "checkpoints" / "resumable"
     stopped = smdist_run(job, tmp_path, "--max-run", "15", "--grace", "20")
     assert stopped.returncode == 1, stopped.output
     assert "Stopped" in stopped.output and "MaxRuntimeExceeded" in stopped.output
-    assert "stopped by SIGTERM" in stopped.output  # the entry point checkpointed on SIGTERM
+    assert "stopped by SIGTERM" in stopped.output  # the script checkpointed on SIGTERM
     step = last_step(stopped.output)
     kept = sorted(store.iterdir())
-    assert kept and kept[-1].name == f"checkpoint-{step:09d}.pt"
+    assert kept and kept[-1].name == f"checkpoint-{step:09d}.json"
     assert_nothing_left(tmp_path)
 
     process, log = smdist_run(job, tmp_path, "--grace", "20", start_only=True)
@@ -256,11 +305,11 @@ def test_max_run_stops_the_job_and_the_next_run_resumes_from_its_checkpoint(tmp_
     assert run.returncode == 1, run.output
     assert f"resuming from checkpoint step={step}" in run.output
     steps = [int(s) for s in re.findall(r"\[metrics\] step=(\d+)", run.output)]
-    assert step < steps[0] <= step + 20, run.output  # on from the step it resumed at (log_every)
+    assert step < steps[0] <= step + LOG_EVERY, run.output  # on from the step it resumed at
     assert "Stopped" in run.output and "stop requested" in run.output
     assert "stopped by SIGTERM" in run.output  # the training processes checkpointed
     kept = sorted(store.iterdir())
-    assert kept[-1].name == f"checkpoint-{last_step(run.output):09d}.pt", kept
+    assert kept[-1].name == f"checkpoint-{last_step(run.output):09d}.json", kept
     assert_nothing_left(tmp_path)
 
 
@@ -268,8 +317,14 @@ def test_max_run_stops_the_job_and_the_next_run_resumes_from_its_checkpoint(tmp_
 def test_ctrl_c_in_a_terminal_prints_a_short_stop_and_no_tracebacks(tmp_path):
     # A terminal's Ctrl-C: SIGINT to smdist's whole process group (smdist among them, so this
     # is also SIGINT to smdist alone). The stopped torchrun agents print SignalException
-    # tracebacks; the console leaves them out, the job's log keeps them.
-    process, log = smdist_run(ddp_job(tmp_path), tmp_path, "--grace", "20", start_only=True)
+    # tracebacks; the console leaves them out, the job's log keeps them. The rank torchrun
+    # starts is plain Python: the agent is what Ctrl-C has to stop quietly; one host has one.
+    job = resumable_job(
+        tmp_path,
+        "{kind: pytorch_ddp, processes_per_host: 1}",
+        "{instance_type: ml.c5.xlarge, instance_count: 1}",
+    )
+    process, log = smdist_run(job, tmp_path, "--grace", "20", start_only=True)
     wait_for_metrics(process, log)
     os.killpg(process.pid, signal.SIGINT)
     run = finish(process, log, tmp_path / ".smdist", timeout=120)
