@@ -1,11 +1,13 @@
-"""The parameter_server distribution by hand: smdist.contract.parameter_server and
-tensorflow_parameter_server.py as SageMaker's TensorFlow toolkit starts them, without a backend.
+"""The parameter_server distribution by hand: smdist.contract.parameter_server as SageMaker's
+TensorFlow toolkit starts it, without a backend, and the toolkit's TF_CONFIG (``tf_config``).
 
-Two emulated hosts on 127.0.0.1, each as the toolkit runs one: its parameter server first
-(``python -m smdist.contract.parameter_server``), then the entry point with the host's TF_CONFIG.
-The toolkit's ports (2222 for master/worker, 2223 for ps) become free ports here, through
-``tf_config``'s address function: TensorFlow servers bind 0.0.0.0:<port>, so hosts sharing a
-machine need distinct ports. The unit tests of ``tf_config`` need no TensorFlow.
+A host's parameter server runs on 127.0.0.1 as the toolkit runs one (``python -m
+smdist.contract.parameter_server``). The toolkit's ports (2222 for master/worker, 2223 for ps)
+become free ports here, through ``tf_config``'s address function: TensorFlow servers bind
+0.0.0.0:<port>, so hosts sharing a machine need distinct ports. Hosts that train through their
+parameter servers (each its server, then tensorflow_parameter_server.py with its TF_CONFIG) run
+in test_parameter_server_local's job, whose hosts start these same processes. The unit tests of
+``tf_config`` need no TensorFlow.
 """
 
 from __future__ import annotations
@@ -19,14 +21,12 @@ from pathlib import Path
 
 import pytest
 from multiprocess_runs import (
-    ENTRY_POINTS,
     PYTHON,
     clean_environ,
     describe,
-    metric_lines,
     sagemaker_host,
     start,
-    wait_all,
+    wait_for,
 )
 
 from smdist.backends.local.hosts.shared.ports import free_ports
@@ -38,26 +38,7 @@ from smdist.contract.parameter_server import (
     tf_config,
 )
 
-SCRIPT = ENTRY_POINTS / "tensorflow_parameter_server.py"
 TIMEOUT = 120
-# 512 samples in batches of 16, two epochs: 64 steps, a few seconds of training on two cores.
-ARGS = [
-    "--samples",
-    "512",
-    "--batch_size",
-    "16",
-    "--learning_rate",
-    "0.02",
-    "--epochs",
-    "2",
-    "--log_every",
-    "8",
-    "--checkpoint_every",
-    "32",
-    "--model_dir",
-    "s3://bucket/job/model",  # the estimator's; accepted and ignored
-]
-STEPS = 2 * (512 // 16)
 
 needs_tensorflow = pytest.mark.skipif(
     any(importlib.util.find_spec(name) is None for name in ("tensorflow", "tf_keras")),
@@ -174,7 +155,7 @@ def test_parameter_server_on_one_host_exits_at_once(tmp_path):
     assert "single host" in done.stderr
 
 
-# --- two hosts, real TensorFlow ----------------------------------------------------------------
+# --- a parameter server by hand, real TensorFlow ----------------------------------------------
 
 
 def group_alive(pid: int) -> bool:
@@ -189,7 +170,15 @@ def group_alive(pid: int) -> bool:
 @pytest.mark.integration
 @pytest.mark.tf
 @needs_tensorflow
-def test_two_hosts_train_through_parameter_servers(tmp_path: Path):
+def test_a_parameter_server_serves_until_sigterm_then_exits_0(tmp_path: Path):
+    """One host's parameter server of a two-host job, started as the toolkit starts it.
+
+    The two hosts' scripts training through their parameter servers, each server serving
+    until it is stopped with SIGTERM after its host's script, run in the local backend's
+    job of test_parameter_server_local (the same two processes per host, through
+    ``parameter_server_host``): here the server alone shows its own exit code and that it
+    leaves nothing behind.
+    """
     hosts = ["algo-1", "algo-2"]
     free = iter(free_ports(2 * len(hosts)))
     ports = {(host, port): next(free) for host in hosts for port in (MASTER_PORT, PS_PORT)}
@@ -197,60 +186,22 @@ def test_two_hosts_train_through_parameter_servers(tmp_path: Path):
     def address(host: str, port: int) -> str:
         return f"127.0.0.1:{ports[(host, port)]}"
 
-    servers, scripts, bases = [], [], []
+    environ = sagemaker_host(tmp_path / "algo-2" / "opt" / "ml", hosts, "algo-2")
+    ps_config = tf_config(hosts, "algo-2", ps_task=True, address=address)
+    server = start(
+        [PYTHON, "-m", "smdist.contract.parameter_server"],
+        tmp_path / "ps-algo-2.log",
+        clean_environ({**environ, TF_CONFIG_ENV: json.dumps(ps_config)}),
+    )
     try:
-        for host in hosts:  # the toolkit's order on each host: the parameter server, the script
-            base = tmp_path / host / "opt" / "ml"
-            environ = sagemaker_host(base, hosts, host)
-            ps_config = tf_config(hosts, host, ps_task=True, address=address)
-            servers.append(
-                start(
-                    [PYTHON, "-m", "smdist.contract.parameter_server"],
-                    tmp_path / f"ps-{host}.log",
-                    clean_environ({**environ, TF_CONFIG_ENV: json.dumps(ps_config)}),
-                )
-            )
-            script_config = json.dumps(tf_config(hosts, host, address=address))
-            scripts.append(
-                start(
-                    [PYTHON, str(SCRIPT), *ARGS],
-                    tmp_path / f"script-{host}.log",
-                    clean_environ({**environ, "TF_CONFIG": script_config}),
-                )
-            )
-            bases.append(base)
-
-        codes = wait_all(scripts, TIMEOUT)
-        assert codes == [0, 0], describe(scripts + servers)
-        # The scripts are done; the parameter servers serve until stopped, as in the toolkit
-        # process that holds them, then exit 0 on SIGTERM.
-        assert [run.process.poll() for run in servers] == [None, None], describe(servers)
-        for run in servers:
-            run.process.send_signal(signal.SIGTERM)
-        assert [run.wait(30) for run in servers] == [0, 0], describe(servers)
-        # Nothing left behind: every process group is empty (no stray children).
-        left = [run.process.args for run in scripts + servers if group_alive(run.process.pid)]
-        assert left == [], describe(scripts + servers)
+        serving = f"parameter server ps:1 serving at {address('algo-2', PS_PORT)}"
+        wait_for(lambda: serving in server.output, TIMEOUT, "the server", [server])
+        # It serves on (nothing connects, no coordinator comes) until it is stopped.
+        assert server.process.poll() is None, describe([server])
+        server.process.send_signal(signal.SIGTERM)
+        assert server.wait(30) == 0, describe([server])
+        assert "stopping on SIGTERM" in server.output, server.output
+        # Nothing left behind: its process group is empty (no stray children).
+        assert not group_alive(server.process.pid), describe([server])
     finally:
-        for run in scripts + servers:
-            run.kill()
-
-    coordinator, worker = (run.output for run in scripts)
-    assert "ParameterServerStrategy, 1 worker(s), 2 parameter server(s)" in coordinator
-    metrics = metric_lines(coordinator)
-    assert len(metrics) >= 3, coordinator
-    assert metrics[-1]["step"] == STEPS
-    assert metrics[-1]["loss"] < metrics[0]["loss"], metrics
-    assert metric_lines(worker) == [], "only the coordinator prints metric lines"
-    assert "done: the coordinator" in worker, worker
-    for index, run in enumerate(servers):
-        assert f"parameter server ps:{index} serving at" in run.output, run.output
-        assert "stopping on SIGTERM" in run.output, run.output
-
-    # The coordinator saved the model (SavedModel, numbered version folder) and checkpoints.
-    assert (bases[0] / "model" / "1" / "saved_model.pb").is_file()
-    assert sorted(p.name for p in (bases[0] / "checkpoints").glob("checkpoint-*")) == [
-        "checkpoint-000000032.npz",
-        "checkpoint-000000064.npz",
-    ]
-    assert list((bases[1] / "model").iterdir()) == []
+        server.kill()

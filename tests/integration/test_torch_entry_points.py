@@ -4,7 +4,7 @@ DDP and SMP v2 run under torchrun (one torchrun per emulated host), SDDP and SMP
 mpirun (SageMaker's launcher for the smdistributed distributions). Each job must survive a
 SIGTERM (checkpoint, exit, and resume from that checkpoint when started again) and, run on to
 the end of its epochs, have lowered its loss, end with the same weights on every rank and save
-the model once from the main rank.
+the model once from the main rank. A SIGTERM ends the script with its own exit code 143.
 """
 
 from __future__ import annotations
@@ -47,6 +47,8 @@ TRAINING = {
     "checkpoint_every": 10,
 }
 STOPPED = re.compile(r"stopped by SIGTERM at step=(\d+)")
+# mpirun's report of the first rank that ended with a non-zero code (orte_abort_on_non_zero_status).
+EXIT_CODE_REPORT = re.compile(r"exited with non-zero status.*?Exit code:\s+143\b", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -197,7 +199,26 @@ def test_a_sigterm_run_checkpoints_and_the_next_run_resumes_there(
     assert stop_step < steps[0] <= stop_step + TRAINING["log_every"], resumed
 
 
-@pytest.mark.parametrize("script", sorted({case.script for case in ENTRY_POINT_CASES.values()}))
+@pytest.mark.parametrize(
+    "runs", [p for p in ONE_WORKER_EACH if ENTRY_POINT_CASES[p.values[0]].start is start_mpirun],
+    indirect=True,
+)  # fmt: skip
+def test_sigterm_exits_143_under_mpirun(runs: StoppedThenResumed) -> None:
+    """The script's own exit code, as mpirun reports the first rank that ended non-zero (the
+    stopped run's ranks get the SIGTERM themselves, see ``Job.terminate``): SageMaker runs the
+    smdistributed entry points under mpirun even on one host. The torchrun entry points' own
+    code: test_sigterm_exits_143_after_writing_a_checkpoint (torchrun ends with its own)."""
+    assert EXIT_CODE_REPORT.search(runs.stopped.output), runs.stopped.output
+
+
+# The mpirun entry points' exit code and stop checkpoint come from their stopped runs
+# (test_sigterm_exits_143_under_mpirun, test_a_sigterm_run_checkpoints_and_the_next_...).
+TORCHRUN_SCRIPTS = sorted(
+    {case.script for case in ENTRY_POINT_CASES.values() if case.start is start_torchrun}
+)
+
+
+@pytest.mark.parametrize("script", TORCHRUN_SCRIPTS)
 def test_sigterm_exits_143_after_writing_a_checkpoint(script: str, tmp_path: Path) -> None:
     """A single process (``python script.py``, as SageMaker runs a one-host job) so the exit
     code is the script's own, not a launcher's."""
