@@ -38,7 +38,7 @@ def ask(host: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--fetch", default="")
-    args = parser.parse_args()
+    args, _ = parser.parse_known_args()  # a TensorFlow launch adds --model_dir
     hosts = json.loads(os.environ["SM_HOSTS"])
     me, local_rank = os.environ["SM_CURRENT_HOST"], int(os.environ.get("LOCAL_RANK", "0"))
     if local_rank == 0:
@@ -47,7 +47,8 @@ def main() -> None:
         server.listen()
         threading.Thread(target=serve, args=(server, socket.gethostname()), daemon=True).start()
     answers = {host: ask(host) for host in hosts}
-    print(f"{me} rank {os.environ.get('RANK')}: answers {json.dumps(answers)}", flush=True)
+    rank = os.environ.get("RANK", str(hosts.index(me)))  # one process per host: its index
+    print(f"{me} rank {rank}: answers {json.dumps(answers)}", flush=True)
     if args.fetch and local_rank == 0:
         try:
             with urllib.request.urlopen(args.fetch, timeout=10) as response:
