@@ -7,12 +7,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from slurm_stand import REPO, SlurmStand, end, leftovers, missing_programs
 
+from smdist.backends.hyperpod_slurm.log_lines import LogReader
 from smdist.backends.local.hosts.shared.names import nss_wrapper_library
 
 SMDIST = [sys.executable, "-m", "smdist.cli.app"]
@@ -50,6 +52,24 @@ class Cluster:
             [*SMDIST, *args], cwd=cwd or self.folder, env=env, capture_output=True, text=True,
             timeout=timeout, check=False,
         )  # fmt: skip
+
+    def output(self, name: str) -> str:
+        """Job ``name``'s complete output lines as ``smdist logs`` labels them (``<node> |
+        <text>``), read from its log file in this process: waiting on them costs no ``smdist``
+        process per look."""
+        lines: list[str] = []
+        for log in sorted((self.job_root / name / "logs").glob("*.out")):
+            reader = LogReader(lambda offset, path=log: path.read_bytes()[offset:])
+            lines += reader.lines()
+        return "".join(f"{line}\n" for line in lines)
+
+    def wait_for_output(self, name: str, text: str, timeout: float = 180) -> None:
+        """Wait until job ``name``'s labelled output holds ``text``."""
+        deadline = time.monotonic() + timeout
+        while text not in (output := self.output(name)):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{text!r} never appeared in {name}'s log:\n{output}")
+            time.sleep(0.5)
 
     def submit_flags(self, *, processes_per_node: int = 2) -> list[str]:
         """The flags of a submit to the test Slurm: its shared folder, this Python, two

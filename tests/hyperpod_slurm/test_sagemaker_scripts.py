@@ -5,7 +5,9 @@ hyperparameters), and a requeued job resuming from its newest checkpoint.
 The contract's job is submitted and followed through a head node (an ssh stand-in that runs
 the command line on this machine, as sshd would on the head node): the folder written with one
 tar stream, sbatch, status and logs all through it. The other jobs here are submitted on this
-machine directly."""
+machine directly. Every script here is standard library only, under smdist's torchrun on each
+node: Slurm's handling is what is proved, and torch training on Slurm is the README DDP and SMP
+v2 examples' (test_ddp_example, test_smp_v2)."""
 
 from __future__ import annotations
 
@@ -30,12 +32,12 @@ os.execvp("bash", ["bash", "-c", arguments[at + 2]])
 """
 
 
-def _job_file(tmp_path: Path, name: str, body: str) -> Path:
+def _job_file(tmp_path: Path, name: str, body: str, nodes: int = 2) -> Path:
     job = tmp_path / f"{name}.yaml"
     job.write_text(
         f"name: {name}\n"
         "strategy: {kind: pytorch_ddp, launcher: torchrun, processes_per_host: 2}\n"
-        "cluster: {instance_type: ml.c5.xlarge, instance_count: 2}\n" + body
+        f"cluster: {{instance_type: ml.c5.xlarge, instance_count: {nodes}}}\n" + body
     )
     return job
 
@@ -94,17 +96,6 @@ def test_a_sagemaker_script_sent_through_a_head_node_reads_its_contract_on_every
     assert json.loads((config / "resourceconfig.json").read_text())["current_host"] == "node2"
 
 
-def _wait_for_line(slurm, name: str, text: str, timeout: float = 180) -> str:
-    deadline = time.monotonic() + timeout
-    logs = ""
-    while time.monotonic() < deadline:
-        logs = slurm.smdist("logs", name, "--root", str(slurm.root)).stdout
-        if text in logs:
-            return logs
-        time.sleep(0.5)
-    raise AssertionError(f"{text!r} never appeared in {name}'s log:\n{logs}")
-
-
 def _start_now(slurm, slurm_job_id: str) -> None:
     """Slurm holds a requeued job back for a while (Reason=BeginTime); the test lets it start
     at once."""
@@ -123,6 +114,16 @@ def _status(slurm, name: str) -> tuple[str, str]:
     return shown.stdout.split("\t")[1], shown.stdout
 
 
+def _wait_until_slurm_says(slurm, slurm_job_id: str, state: str, timeout: float = 60) -> None:
+    """Wait on ``scontrol`` (no ``smdist`` process per look) until the job is in ``state``."""
+    deadline = time.monotonic() + timeout
+    while f"JobState={state}" not in (
+        shown := slurm.stand.run("scontrol", "-o", "show", "job", slurm_job_id).stdout
+    ):
+        assert time.monotonic() < deadline, shown
+        time.sleep(0.5)
+
+
 def test_a_requeued_job_resumes_from_its_newest_checkpoint(slurm, tmp_path: Path):
     job = _job_file(
         tmp_path,
@@ -134,17 +135,20 @@ def test_a_requeued_job_resumes_from_its_newest_checkpoint(slurm, tmp_path: Path
     assert sent.returncode == 0, sent.stderr
     name = sent.stdout.splitlines()[0]
     record = json.loads((slurm.root / "hyperpod-slurm" / f"{name}.json").read_text())
-    _wait_for_line(slurm, name, "node1 | step 6\n")
+    slurm.wait_for_output(name, "node1 | step 6\n")
     slurm_job_id = str(record["slurm_job_id"])
     requeued = slurm.stand.run("scontrol", "requeue", slurm_job_id)
     assert requeued.returncode == 0, requeued.stderr
     _start_now(slurm, slurm_job_id)
-    logs = _wait_for_line(slurm, name, f"done at step {STEPS}", timeout=300)
+    slurm.wait_for_output(name, f"done at step {STEPS}", timeout=300)
+    logs = slurm.smdist("logs", name, "--root", str(slurm.root)).stdout
+    assert f"node1 | done at step {STEPS}" in logs
     assert ", run 2, on node1,node2" in logs
     resumed = [line for line in logs.splitlines() if "resumed from step" in line]
     assert len(resumed) == 1 and int(resumed[0].split()[-1]) >= 6, logs
     final = json.loads((slurm.job_root / name / "model" / "final.json").read_text())
     assert final == {"step": STEPS, "total": 2.0 * STEPS}  # no step lost, none counted twice
+    _wait_until_slurm_says(slurm, slurm_job_id, "COMPLETED")
     deadline = time.monotonic() + 60
     while (status := _status(slurm, name))[0] != "Completed":
         assert time.monotonic() < deadline, status[1]
@@ -154,22 +158,20 @@ def test_a_requeued_job_resumes_from_its_newest_checkpoint(slurm, tmp_path: Path
 
 @pytest.mark.parametrize("grace", [3])
 def test_stop_cancels_a_job_that_outlives_its_grace(slurm, tmp_path: Path, grace: int):
-    script = tmp_path / "code" / "stubborn.py"
-    script.parent.mkdir()
-    script.write_text(
-        "import signal, time\n"
-        "signal.signal(signal.SIGTERM, lambda *_: print('SIGTERM ignored', flush=True))\n"
-        "print('running', flush=True)\n"
-        "time.sleep(600)\n"
-    )
+    # One node: the grace and the cancel after it are what is proved, not how many nodes end
+    # (the SIGTERM-first stop in test_ddp_example stops two).
     job = _job_file(
-        tmp_path, "stubborn", f"code: {{entry_point: stubborn.py, source_dir: {script.parent}}}\n"
+        tmp_path,
+        "stubborn",
+        f"code: {{entry_point: train.py, source_dir: {SCRIPTS / 'stoppable'}}}\n"
+        "environment: {IGNORE_SIGTERM: '1'}\n",
+        nodes=1,
     )
     flags = [*slurm.submit_flags(processes_per_node=1), "--grace", str(grace)]
     sent = slurm.smdist("submit", str(job), *flags)
     assert sent.returncode == 0, sent.stderr
     name = sent.stdout.splitlines()[0]
-    _wait_for_line(slurm, name, "running")
+    slurm.wait_for_output(name, "node1 | running")  # it ignores SIGTERM from here on
     stopped = slurm.smdist("stop", name, "--root", str(slurm.root), "--wait", "--poll", "1")
     assert stopped.returncode == 0, stopped.stderr
     assert f"still running after {grace} s: scancel" in stopped.stderr
