@@ -1,6 +1,6 @@
 """Write ``06_tuning.ipynb``: a search on this machine first, then the same spec on SageMaker.
 
-The notebook tunes a PyTorch DDP job's learning rate and batch size with ``smdist.tune``: four
+The notebook tunes a PyTorch DDP job's learning rate and batch size with ``smdist.tune``: three
 trials (a small search, each trial being a whole distributed job), each a real local job on two
 emulated hosts, shown as a table and a plot; then the same spec as a SageMaker tuning job (sent
 when AWS settings are present, otherwise its dry-run request). Stored executed, like the
@@ -41,7 +41,7 @@ spec = smdist.JobSpec(
     cluster=smdist.Cluster(instance_type="ml.g5.xlarge", instance_count=2),
     region="us-west-2",
     code={"framework_version": "2.13.0", "py_version": "py312"},
-    hyperparameters={"epochs": 1, "max_steps": 30, "log_every": 5},
+    hyperparameters={"epochs": 1, "max_steps": 12, "log_every": 4},
     tuning={
         "objective": {"metric": "train:loss", "type": "Minimize"},  # the [metrics] lines
         "parameters": {
@@ -49,7 +49,7 @@ spec = smdist.JobSpec(
             "batch_size": {"type": "categorical", "values": [32, 64]},
         },
         "strategy": "Bayesian",
-        "max_jobs": 4,  # each trial is a whole job: raise it for a real search
+        "max_jobs": 3,  # each trial is a whole job: raise it for a real search
         "max_parallel_jobs": 2,
         "random_seed": 1,
     },
@@ -92,7 +92,7 @@ def cells() -> list:
             "job whose every trial is the job `smdist submit` sends, distribution included."
         ),
         new_code_cell(_SETUP),
-        new_markdown_cell("## The search on this machine: 4 trials × 2 emulated hosts"),
+        new_markdown_cell("## The search on this machine: 3 trials × 2 emulated hosts"),
         new_code_cell(_LOCAL),
         new_code_cell('result.dataframe().drop(columns=["name", "model"])'),
         new_code_cell("import matplotlib.pyplot as plt\n\nresult.plot()\nplt.show()"),
