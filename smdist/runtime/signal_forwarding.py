@@ -42,9 +42,7 @@ def run_forwarding_signals(command: Sequence[str], env: Mapping[str, str]) -> in
         if child is None:
             early.append(signum)
         elif child.poll() is None:
-            logger.info(
-                "forwarding %s to pid %d", signal.Signals(signum).name, child.pid
-            )
+            logger.info("forwarding %s to pid %d", signal.Signals(signum).name, child.pid)
             child.send_signal(signum)
 
     forwarded = (signal.SIGTERM, signal.SIGINT)
