@@ -13,16 +13,14 @@ if TYPE_CHECKING:
     import torch
 
 
-# How many processes the launcher started on this host: torchrun, Open MPI, Horovod's gloo.
-LOCAL_PROCESS_COUNTS = ("LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "HOROVOD_LOCAL_SIZE")
-
-
 def processes_on_this_host() -> int:
-    """The launcher's count of processes on this host (1 when none says)."""
-    for name in LOCAL_PROCESS_COUNTS:
-        value = os.environ.get(name, "")
-        if value.isdigit() and int(value) > 0:
-            return int(value)
+    """The launcher's count of processes on this host, as the cluster environments read it
+    (torchrun's LOCAL_WORLD_SIZE, Open MPI's or Horovod gloo's local size); 1 without one."""
+    from smdist.runtime.environments import MPIEnvironment, TorchElasticEnvironment
+
+    for launcher in (TorchElasticEnvironment, MPIEnvironment):
+        if launcher.detect(os.environ):
+            return launcher(os.environ).devices_per_node
     return 1
 
 
