@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from smdist.runtime.environments import MPIEnvironment, TorchElasticEnvironment
 from smdist.runtime.torch_training.process import ConfigurationError
 
 if TYPE_CHECKING:
@@ -16,8 +17,6 @@ if TYPE_CHECKING:
 def processes_on_this_host() -> int:
     """The launcher's count of processes on this host, as the cluster environments read it
     (torchrun's LOCAL_WORLD_SIZE, Open MPI's or Horovod gloo's local size); 1 without one."""
-    from smdist.runtime.environments import MPIEnvironment, TorchElasticEnvironment
-
     for launcher in (TorchElasticEnvironment, MPIEnvironment):
         if launcher.detect(os.environ):
             return launcher(os.environ).devices_per_node
