@@ -12,8 +12,9 @@ bare ``torchrun`` of the same shape on this machine:
   torch where one did, so emulating two hosts on one machine costs that much before smdist
   adds anything; the baseline pays it too;
 - with ``--hosts N``: ``N hosts x 1`` against ``torchrun --nnodes N`` of one process each
-  (target <= 1.30 at 8), and smdist's own share: its time before the hosts start, and its
-  extra time per host (the rest of the difference, shared out over the hosts).
+  (target <= 1.30 at 8), and smdist's own share: its time until the first host's launcher
+  runs (where bare torchrun starts importing torch), and its extra time per host (the rest of
+  the difference, shared out over the hosts).
 
 The smdist jobs run ``examples/pytorch_ddp.yaml`` with ``max_restarts: 0`` (smdist's torchrun
 launcher, static rendezvous: one launcher per host that runs torchrun, on every host but the
@@ -55,7 +56,10 @@ from smdist.backends.local.hosts.shared.ports import free_ports
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "entry_points" / "pytorch_ddp.py"
 FIRST_STEP = "[metrics] step=1 "
-STARTED = "[train] running"  # smdist's line once every host process has been started
+# The first line of smdist's launcher on a host: smdist's own time ends there (the host is made,
+# its launcher has started and is about to import torch, where bare torchrun starts). The job's
+# own "[train] running" line is shown only once the console is made, after the hosts start.
+STARTED = "smdist-launcher: host "
 HYPERPARAMETERS = {"epochs": 1, "max_steps": 1, "log_every": 1, "samples": 256, "batch_size": 16}
 TARGET = 1.05  # the same shape, smdist against bare torchrun
 SCALE_TARGET = 1.30  # N hosts x 1 against N torchrun nodes, at 8
@@ -74,12 +78,12 @@ def environment() -> dict[str, str]:
 @dataclass
 class Timing:
     first_step: float
-    started: float | None = None  # when smdist reported the hosts started (None: torchrun)
+    started: float | None = None  # when a host's launcher first spoke (None: torchrun's own)
 
 
 def timed_run(command: list[str], cwd: Path, timeout: float = 600) -> Timing:
     """Run ``command`` to its end: seconds until its first training step, and until smdist
-    reported the hosts started."""
+    a host's launcher first spoke."""
     start = time.perf_counter()
     process = subprocess.Popen(
         command, cwd=cwd, env=environment(), stdout=subprocess.PIPE,
@@ -257,7 +261,7 @@ def report(all_cases: list[Case], repeats: int) -> None:
             extra = statistics.median([mine - theirs for mine, theirs in pairs])
             per_host = (extra - before) / case.hosts
             print(
-                f"    smdist's own share: {before:.2f} s before the hosts start, "
+                f"    smdist's own share: {before:.2f} s until a host's launcher runs, "
                 f"{per_host:+.3f} s per host after that ({case.hosts} hosts)"
             )
 

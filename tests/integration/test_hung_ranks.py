@@ -148,7 +148,11 @@ def test_two_ranks_of_one_host_each_have_their_own_error_in_output_failure(tmp_p
     }
     # Both raise at once: either may be the one torchrun saw fail first.
     first, other = (2, 3) if "on algo-2 rank 2 (" in reason else (3, 2)
-    assert f"on algo-2 rank {first} (exit code 1): {errors[first]}" in reason, reason
+    # Exit code 1, or SIGABRT where torch 2.13's gloo aborted the rank in its teardown after the
+    # exception (now and then, on a loaded machine; test_local_mode's _torch_exit_abort): how
+    # the rank ended is torch's, which error is credited to which rank is what this proves.
+    ending = re.search(rf"on algo-2 rank {first} \((exit code 1|killed by SIGABRT)\): ", reason)
+    assert ending and reason[ending.end() :].startswith(errors[first]), reason
     written = failure_file(job, "algo-2")
     own = written.split(f"Last lines of algo-2 rank {first}:\n", 1)[1].split("\n\n", 1)[0]
     assert errors[first] in own, written

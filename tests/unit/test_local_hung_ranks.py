@@ -118,6 +118,29 @@ def test_a_silent_rank_is_named_instead_of_the_rank_whose_collective_timed_out()
     assert failure.details().startswith(reason + "\n\nLast lines of algo-2 rank 1:\nrank 1 joined")
 
 
+def test_a_silent_rank_its_own_torchrun_closed_before_reporting_is_named_from_what_was_seen():
+    """algo-2's torchrun closed its silent rank 3 (pid 4) when its rank 2 timed out, and was
+    stopped before its failure block could say which rank pid 4 was: by the time the job
+    stopped, rank 3 was gone from /proc. The ranks seen while the job ran name it."""
+    lines = recorded("torchrun_2x2_hang_closed_before_its_report")
+    seen = [
+        RankProcess("algo-1", 0, 4, stopped=False),
+        RankProcess("algo-1", 1, 5, stopped=False),
+        RankProcess("algo-2", 2, 3, stopped=False),
+        RankProcess("algo-2", 3, 4, stopped=False),
+    ]
+    failure = diagnose(lines, {"algo-1": 1}, ["algo-1"], ranks=(), seen=seen)
+    assert failure is not None and failure.where == "algo-2 rank 3"
+    assert failure.reason().startswith(
+        "AlgorithmError: ExecuteUserScriptError: algo-2 rank 3 (pid 4) is probably hung: it was "
+        "running and printed no error while the other ranks timed out; first to give up: "
+        "algo-1 rank 1 (exit code 1): RuntimeError: "
+    ), failure.reason()
+    # Without what was seen, nothing tells which rank pid 4 was: the rank that gave up is named.
+    unseen = diagnose(lines, {"algo-1": 1}, ["algo-1"], ranks=())
+    assert unseen is not None and unseen.where == "algo-1 rank 1"
+
+
 def test_a_stopped_rank_is_named_as_stopped():
     stopped = RankProcess("algo-2", 1, 4242, stopped=True)
     failure = diagnose(recorded("torchrun_2hosts_hang"), {"algo-1": 1}, ["algo-1"], ranks=[stopped])

@@ -96,3 +96,19 @@ def rank_processes(
             continue
         found.append(RankProcess(host, rank, proctree.own_pid(pid), state == "T"))
     return tuple(found)
+
+
+def ranks_below(roots: Mapping[str, int], known: set[int]) -> list[RankProcess]:
+    """The ranks among the processes below ``roots`` (each host's first process) whose pids
+    are not in ``known`` yet (they are added to it): a look cheap enough to take every second
+    while a job runs. Other processes are looked at again next time: one just forked shows its
+    parent's environment until it execs."""
+    table = proctree.process_table()
+    found = []
+    for host, root in roots.items():
+        for pid in proctree.descendants(root, table):
+            rank = None if pid in known else proctree.rank_of(pid)
+            if rank is not None:
+                known.add(pid)
+                found.append(RankProcess(host, rank, proctree.own_pid(pid), False))
+    return found

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from smdist.backends.local.hosts.base import HostSet
 from smdist.backends.local.processes import proctree
-from smdist.backends.local.processes.endings import RankProcess, rank_processes
+from smdist.backends.local.processes.endings import RankProcess, rank_processes, ranks_below
 from smdist.backends.local.processes.host_command import HostCommand
 from smdist.backends.local.reports import failure as local_failure
 from smdist.backends.local.reports.logs import SMDIST, JobLog, pump
@@ -41,6 +41,7 @@ INIT_SCRIPT = Path(__file__).with_name("host_init.py")
 KILL_MARGIN = 5.0  # seconds past the grace period before smdist kills an init process itself
 POLL_SECONDS = 0.05
 DRAIN_SECONDS = 2.0  # how long a failed host's last lines may take to reach the log
+SEE_RANKS_EVERY = 1.0  # seconds between looks at which process is which rank, while it runs
 
 FAILURE, STALL, MAX_RUN, REQUESTED = "failure", "stall", "max_run", "requested"
 
@@ -65,6 +66,7 @@ class Outcome:
     killed: bool = False  # the grace period ran out
     leftovers: int = 0  # processes killed by the final sweep
     ranks: tuple[RankProcess, ...] | None = None  # as they stood when the stop began
+    seen_ranks: tuple[RankProcess, ...] = ()  # every rank seen while the job ran
     duration: float = 0.0
 
     @property
@@ -105,6 +107,11 @@ class Supervisor:
         self.started_at: float | None = None
         self.spawned = threading.Event()  # every host process started, or the start failed
         self.outcome = Outcome()
+        # (host, pid) -> the rank that pid was, as last seen: a rank its own launcher closed
+        # before the stop began is gone from /proc then, and its launcher's log names its pid
+        # only (failure.hung_rank).
+        self._known: set[int] = set()  # pids of the ranks seen so far
+        self._seen_at = 0.0
 
     # ---- called from other threads ------------------------------------------------------
     def request_stop(self, by: str = "") -> None:
@@ -175,6 +182,7 @@ class Supervisor:
             if all(host.exit_code is not None for host in self.hosts):
                 break
             if outcome.stop_cause is None:
+                self._see_ranks(now)
                 cause = self._stop_reason(now, start)
                 if cause is not None:
                     outcome.stop_cause, outcome.stop_detail = cause
@@ -211,7 +219,10 @@ class Supervisor:
         name, code = failed.command.host.name, failed.exit_code or 0
         lines = [line for line in self.log.recent_lines() if line[1] != SMDIST]
         ranks = self._note_ranks()  # a stopped rank is named, not the one that noticed
-        diagnosis = local_failure.diagnose(lines, {name: code}, [name], self.single_launcher, ranks)
+        seen = self.outcome.seen_ranks
+        diagnosis = local_failure.diagnose(
+            lines, {name: code}, [name], self.single_launcher, ranks, seen
+        )
         ended = local_failure.Ending.of_host_exit(code)
         if diagnosis is None:
             what = f"{name} ({ended})"
@@ -224,12 +235,24 @@ class Supervisor:
             what += f"; stopping {', '.join(others)}: SIGTERM now, SIGKILL after {self.grace:g} s"
         self.log.note(f"[failure] {what}")
 
+    def _roots(self) -> dict[str, int]:
+        return {h.command.host.name: h.process.pid for h in self.hosts if h.exit_code is None}
+
+    def _see_ranks(self, now: float) -> None:
+        """Note which process is which rank, once every ``SEE_RANKS_EVERY`` seconds."""
+        if now - self._seen_at >= SEE_RANKS_EVERY and proctree.available():
+            self._seen_at = now
+            self.outcome.seen_ranks += tuple(ranks_below(self._roots(), self._known))
+
     def _note_ranks(self) -> tuple[RankProcess, ...]:
         """The job's ranks as they stand, noted once, before any stop signal changes them."""
         if self.outcome.ranks is None:
-            roots = {h.command.host.name: h.process.pid for h in self.hosts if h.exit_code is None}
             rank_hosts = next((c.rank_hosts for c in self.commands if c.rank_hosts), [])
-            found = rank_processes(roots, self.token, rank_hosts) if proctree.available() else ()
+            found = (
+                rank_processes(self._roots(), self.token, rank_hosts)
+                if proctree.available()
+                else ()
+            )
             self.outcome.ranks = found
         return self.outcome.ranks
 

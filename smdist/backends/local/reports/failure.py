@@ -14,15 +14,15 @@ comes first:
 A rank that failed on its own comes before one that was stopped (SIGTERM) or that reports a
 peer going away or a collective timing out, even when only the peer's launcher reported (the
 rank's own host was stopped before it noticed): then the first such error any rank printed
-is the cause. What the rank wrote says what happened: the last
-line of its traceback, else its last lines of output. Each other rank's own error is credited
-to that rank, and on a host whose ranks shared their output (torchrun's workers) the lines no
-rank is known to have written are the host's, not the failing rank's.
+is the cause. What the rank wrote says what happened: the last line of its traceback, else
+its last lines of output. Each other rank's own error is credited to that rank, and on a
+host whose ranks shared their output (torchrun's workers) the lines no rank is known to
+have written are the host's, not the failing rank's.
 
 When the cause is only that a collective timed out or a peer went away, the rank the others
 waited for is the one to name (``hung_rank``): one that is stopped (SIGSTOP), else one that
-was running and said nothing while the others timed out. Pure: log lines (and the ranks as the
-job's stop found them) in, a ``Failure`` out. The log reading is ``failure_evidence``'s, how a
+was running and said nothing while the others timed out. Pure: log lines (and the ranks as
+the job saw them) in, a ``Failure`` out. The log reading is ``failure_evidence``'s, how a
 process ended ``process_endings``'s; this module weighs what they found.
 """
 
@@ -36,10 +36,10 @@ from smdist.backends.local.reports.failure_evidence import (
     Finding,
     Line,
     Report,
-    closed_workers,
     exceptions,
     launcher_reports,
     rank_lines,
+    ranks_not_failed,
     reports_peer_loss,
     reports_timeout,
     shares_output,
@@ -139,19 +139,20 @@ def diagnose(
     failed_hosts: list[str],
     single_launcher: bool = False,
     ranks: Sequence[RankProcess] = (),
+    seen: Sequence[RankProcess] = (),
 ) -> Failure | None:
     """The failing rank of a job whose processes printed ``lines``.
 
     ``exit_codes``: each host's exit code; ``failed_hosts``: hosts that exited non-zero before
     the job was stopped, first first; ``single_launcher``: one mpirun ran every rank, so its
     exit code is no one rank's and any host's exception may be the cause; ``ranks``: the
-    job's ranks as they stood when its stop began.
+    job's ranks as they stood when its stop began, ``seen`` as seen while it ran.
     """
     findings = exceptions(lines)
     chosen = _choose(lines, findings, exit_codes, failed_hosts, single_launcher)
     if chosen is None:
         return None
-    return _in_context(hung_rank(lines, ranks, chosen) or chosen, lines, findings)
+    return _in_context(hung_rank(lines, ranks, chosen, seen) or chosen, lines, findings)
 
 
 def _choose(
@@ -213,12 +214,15 @@ def _in_context(failure: Failure, lines: list[Line], findings: list[Finding]) ->
 
 
 def hung_rank(
-    lines: list[Line], ranks: Sequence[RankProcess], noticed: Failure | None = None
+    lines: list[Line],
+    ranks: Sequence[RankProcess],
+    noticed: Failure | None = None,
+    seen: Sequence[RankProcess] = (),
 ) -> Failure | None:
     """The rank the others waited for, named instead of ``noticed`` (the rank whose timeout or
     lost peer ended the job; None: the job stalled): a stopped one, else ranks that were
     running and printed no error while the others' collectives timed out (no more of them
-    than ranks that timed out, or nothing is singled out)."""
+    than ranks that timed out, or nothing is singled out); ``seen``: as seen while it ran."""
     if noticed is not None and not noticed.is_consequence:
         return None
     stopped = [rank for rank in ranks if rank.stopped]
@@ -231,14 +235,8 @@ def hung_rank(
     findings = exceptions(lines)
     timed_out = {(f.host, f.rank) for f in findings if f.is_timeout}
     spoke = {(f.host, f.rank) for f in findings} | {(noticed.host, noticed.rank)}
-    silent: dict[tuple[str, int | None], RankProcess] = {}
-    for worker in closed_workers(lines):  # running until their launcher stopped them
-        if worker.pid is not None:
-            silent[(worker.host, worker.rank)] = RankProcess(
-                worker.host, worker.rank, worker.pid, False
-            )
-    silent.update({(r.host, r.rank): r for r in ranks if r.rank is not None})
-    hung = [rank for source, rank in silent.items() if source not in spoke]
+    running = ranks_not_failed(lines, ranks, seen)
+    hung = [rank for source, rank in running.items() if source not in spoke]
     if not hung or len(hung) > len(timed_out):
         return None
     names = ", ".join(f"{rank.where} (pid {rank.pid})" for rank in hung)

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from smdist.backends.local.processes.endings import Ending
+from smdist.backends.local.processes.endings import Ending, RankProcess
 
 # (sequence, host, rank from the launcher's tag or None, text): JobLog.recent's entries.
 Line = tuple[int, str, int | None, str]
@@ -188,8 +188,32 @@ def launcher_workers(lines: list[Line]) -> list[Report]:
 def closed_workers(lines: list[Line]) -> list[Report]:
     """The workers torchrun stopped itself (it sent them a closing signal), whatever their exit
     status then (a handler of SIGTERM may exit 0): they had not failed on their own."""
-    closed = {(host, int(m.group(1))) for _, host, _, text in lines if (m := _CLOSING.search(text))}
+    closed = _closed_pids(lines)
     return [w for w in launcher_workers(lines) if (w.host, w.pid) in closed]
+
+
+def _closed_pids(lines: list[Line]) -> set[tuple[str, int]]:
+    """(host, pid as the host numbers it) of every process torchrun sent a closing signal."""
+    return {(host, int(m.group(1))) for _, host, _, text in lines if (m := _CLOSING.search(text))}
+
+
+def ranks_not_failed(
+    lines: list[Line], ranks: Iterable[RankProcess], seen: Iterable[RankProcess] = ()
+) -> dict[tuple[str, int | None], RankProcess]:
+    """(host, rank) -> process of every rank that was running until the job's stop (``ranks``,
+    as the stop found them) or until its own torchrun closed it: one its failure block lists,
+    or, where that block never printed (torchrun was stopped first), one whose pid the closing
+    line names and ``seen`` (the ranks as seen while the job ran) knows."""
+    running: dict[tuple[str, int | None], RankProcess] = {}
+    for host, rank, pid in ((w.host, w.rank, w.pid) for w in closed_workers(lines)):
+        if pid is not None:
+            running[(host, rank)] = RankProcess(host, rank, pid, False)
+    closed = _closed_pids(lines)
+    for rank in seen:
+        if rank.rank is not None and (rank.host, rank.pid) in closed:
+            running.setdefault((rank.host, rank.rank), replace(rank, stopped=False))
+    running.update({(r.host, r.rank): r for r in ranks if r.rank is not None})
+    return running
 
 
 def shares_output(lines: list[Line], host: str) -> bool:

@@ -69,8 +69,9 @@ def judge(
         said = tuple(rank_lines(lines, main, None))
         return JobStatus.FAILED, reason, Failure(main, None, None, None, said)
     failure = diagnose(
-        lines, outcome.exit_codes, outcome.failed_hosts, single_launcher, outcome.ranks or ()
-    )
+        lines, outcome.exit_codes, outcome.failed_hosts, single_launcher, outcome.ranks or (),
+        outcome.seen_ranks,
+    )  # fmt: skip
     if failure is None or not failure.tells_anything:
         # Nothing ran far enough to say anything (a host process could not start).
         first = outcome.failed_hosts[0] if outcome.failed_hosts else hosts[0].name
