@@ -275,6 +275,16 @@ def test_rank_tags_name_the_rank_and_its_host():
     assert attribute("[1,2]<stderr>:boom", "algo-1", "mpirun", RANKS) == [("algo-2", 2, "boom")]
     assert attribute("[1,3]<stdout>:", "algo-1", "mpirun", RANKS) == [("algo-2", 3, "")]
     assert attribute("plain", "algo-2", None, []) == [("algo-2", None, "plain")]
+    # torchrun's workers share the host's output, unbuffered: rank 3's traceback may start
+    # before rank 2's newline. Each is a line of its own, so the traceback is rank 3's.
+    glued = "rank 2 step 2[rank3]: Traceback (most recent call last):"
+    assert attribute(glued, "algo-2", None, []) == [
+        ("algo-2", None, "rank 2 step 2"),
+        ("algo-2", None, "[rank3]: Traceback (most recent call last):"),
+    ]
+    assert attribute("[rank3]: KeyError: 'x'", "algo-2", None, []) == [
+        ("algo-2", None, "[rank3]: KeyError: 'x'")
+    ]
     assert attribute("mpirun noticed", "algo-1", "mpirun", RANKS) == [
         ("algo-1", None, "mpirun noticed")
     ]

@@ -31,6 +31,9 @@ RECENT_LINES = 2000
 # two ranks' partial writes interleaved without a newline put another rank's tag inside it.
 _MPI_TAG = re.compile(r"\[\d+,(\d+)\]<std(?:out|err)>:")
 TAG_PATTERNS = {"mpirun": _MPI_TAG}
+# What torch puts before each line of a rank's traceback; ranks sharing a host's output
+# unbuffered write a line's text and its newline apart, so another rank's may land between.
+_TORCH_RANK_PREFIX = re.compile(r"\[rank\d+\]: ")
 
 
 def label(host: str, rank: int | None) -> str:
@@ -178,11 +181,13 @@ def attribute(
 
     A line is cut wherever a tag names another rank than the text before it, each part credited
     to its own rank and that rank's host; tags of the same rank only join the pieces of one
-    line. A line that does not start with a tag is the launcher's own, credited to ``host``.
+    line. A line that does not start with a tag is the launcher's own, credited to ``host``,
+    cut before any torch ``[rankN]: `` prefix within it (another rank's line written into it).
     """
     pattern = TAG_PATTERNS.get(tags or "")
     if pattern is None or not pattern.match(text):
-        return [(host, None, text)]
+        cuts = [0, *(m.start() for m in _TORCH_RANK_PREFIX.finditer(text) if m.start()), None]
+        return [(host, None, text[a:b]) for a, b in zip(cuts, cuts[1:], strict=False)]
     parts: list[tuple[int, str]] = []  # (rank, text) in the order they came
     tagged = list(pattern.finditer(text))
     for match, following in zip(tagged, [*tagged[1:], None], strict=True):
