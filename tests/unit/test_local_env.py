@@ -285,6 +285,9 @@ def test_rank_tags_name_the_rank_and_its_host():
     assert attribute("[rank3]: KeyError: 'x'", "algo-2", None, []) == [
         ("algo-2", None, "[rank3]: KeyError: 'x'")
     ]
+    # A user's own logging format that names the rank mid-line stays one line.
+    mine = "2026-11-30 12:00:01 INFO [rank0]: loss=0.25"
+    assert attribute(mine, "algo-1", None, []) == [("algo-1", None, mine)]
     assert attribute("mpirun noticed", "algo-1", "mpirun", RANKS) == [
         ("algo-1", None, "mpirun noticed")
     ]

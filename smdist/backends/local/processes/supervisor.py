@@ -107,7 +107,7 @@ class Supervisor:
         self.started_at: float | None = None
         self.spawned = threading.Event()  # every host process started, or the start failed
         self.outcome = Outcome()
-        # (host, pid) -> the rank that pid was, as last seen: a rank its own launcher closed
+        # The ranks seen while the job runs (outcome.seen_ranks): a rank its own launcher closed
         # before the stop began is gone from /proc then, and its launcher's log names its pid
         # only (failure.hung_rank).
         self._known: set[int] = set()  # pids of the ranks seen so far

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from smdist.backends.local.processes.endings import Ending, RankProcess
 
@@ -211,7 +211,7 @@ def ranks_not_failed(
     closed = _closed_pids(lines)
     for rank in seen:
         if rank.rank is not None and (rank.host, rank.pid) in closed:
-            running.setdefault((rank.host, rank.rank), replace(rank, stopped=False))
+            running.setdefault((rank.host, rank.rank), rank)
     running.update({(r.host, r.rank): r for r in ranks if r.rank is not None})
     return running
 

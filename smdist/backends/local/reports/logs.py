@@ -33,7 +33,8 @@ _MPI_TAG = re.compile(r"\[\d+,(\d+)\]<std(?:out|err)>:")
 TAG_PATTERNS = {"mpirun": _MPI_TAG}
 # What torch puts before each line of a rank's traceback; ranks sharing a host's output
 # unbuffered write a line's text and its newline apart, so another rank's may land between.
-_TORCH_RANK_PREFIX = re.compile(r"\[rank\d+\]: ")
+# Only right after other text: a user's own log format ("12:00:01 [rank0]: loss") is one line.
+_TORCH_RANK_PREFIX = re.compile(r"(?<=\S)\[rank\d+\]: ")
 
 
 def label(host: str, rank: int | None) -> str:
@@ -186,7 +187,7 @@ def attribute(
     """
     pattern = TAG_PATTERNS.get(tags or "")
     if pattern is None or not pattern.match(text):
-        cuts = [0, *(m.start() for m in _TORCH_RANK_PREFIX.finditer(text) if m.start()), None]
+        cuts = [0, *(m.start() for m in _TORCH_RANK_PREFIX.finditer(text)), None]
         return [(host, None, text[a:b]) for a, b in zip(cuts, cuts[1:], strict=False)]
     parts: list[tuple[int, str]] = []  # (rank, text) in the order they came
     tagged = list(pattern.finditer(text))
