@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 from collections import deque
+from itertools import pairwise
 from pathlib import Path
 from typing import IO
 
@@ -187,8 +188,10 @@ def attribute(
     """
     pattern = TAG_PATTERNS.get(tags or "")
     if pattern is None or not pattern.match(text):
+        if "[rank" not in text:  # nearly every line: no regex on the log's hot path
+            return [(host, None, text)]
         cuts = [0, *(m.start() for m in _TORCH_RANK_PREFIX.finditer(text)), None]
-        return [(host, None, text[a:b]) for a, b in zip(cuts, cuts[1:], strict=False)]
+        return [(host, None, text[a:b]) for a, b in pairwise(cuts)]
     parts: list[tuple[int, str]] = []  # (rank, text) in the order they came
     tagged = list(pattern.finditer(text))
     for match, following in zip(tagged, [*tagged[1:], None], strict=True):
