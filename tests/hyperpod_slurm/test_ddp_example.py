@@ -71,7 +71,7 @@ def test_stop_sends_sigterm_first_and_the_job_ends_stopped(slurm, tmp_path: Path
     stopped = slurm.smdist("stop", name, "--root", str(slurm.root), "--wait", "--poll", "1")
     assert stopped.returncode == 0, stopped.stderr
     assert "stop requested: SIGTERM to Slurm job" in stopped.stderr
-    assert "still running after" not in stopped.stderr  # SIGTERM was enough: no scancel
+    assert "after SIGTERM: scancel" not in stopped.stderr  # SIGTERM was enough: no scancel
     assert f"{name}: Stopped: a stop was asked for (smdist stop)" in stopped.stderr
     status = slurm.smdist("status", name, "--root", str(slurm.root))
     assert status.returncode == 1

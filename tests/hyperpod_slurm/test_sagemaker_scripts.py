@@ -174,6 +174,6 @@ def test_stop_cancels_a_job_that_outlives_its_grace(slurm, tmp_path: Path, grace
     slurm.wait_for_output(name, "node1 | running")  # it ignores SIGTERM from here on
     stopped = slurm.smdist("stop", name, "--root", str(slurm.root), "--wait", "--poll", "1")
     assert stopped.returncode == 0, stopped.stderr
-    assert f"still running after {grace} s: scancel" in stopped.stderr
+    assert f"still running {grace} s after SIGTERM: scancel" in stopped.stderr
     assert _status(slurm, name)[0] == "Stopped"
     assert "SIGTERM ignored" in slurm.smdist("logs", name, "--root", str(slurm.root)).stdout

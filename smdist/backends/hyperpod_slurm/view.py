@@ -62,7 +62,7 @@ class SlurmJobView(BackendJobView):
             f"scancel if it still runs after {job.grace:g} s"
         )
         if not job.end_within(job.grace):
-            say(f"{job.name}: still running after {job.grace:g} s: scancel")
+            say(f"{job.name}: still running {job.grace:g} s after SIGTERM: scancel")
             job.cancel()
         if wait:
             while not job.status.finished:
