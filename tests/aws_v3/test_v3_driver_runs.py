@@ -162,7 +162,7 @@ READY = {
     # One 8-GPU host too (smddp's instance types all have 8 GPUs): smddp's mpirun across two
     # hosts (host list, SMDATAPARALLEL_* exports, 16 ranks) is proved under v3 by the sddp row
     # of test_v3_script_contract, and this entry point's training across hosts by the local
-    # backend's two-host sddp run (tests/integration).
+    # backend's two-host sddp run (notebooks/04_sddp.ipynb, test_notebooks).
     "sddp": ({"kind": "sddp"}, "ml.p4d.24xlarge", 1, "SmdistDriver"),
     "smp-v1": (
         {"kind": "sdmp", "version": 1, "partitions": 2, "processes_per_host": 1},

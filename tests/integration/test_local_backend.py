@@ -30,31 +30,31 @@ pytestmark = pytest.mark.integration
 
 # ---- every strategy through `smdist run`, each launcher on both topologies --------------------
 TORCH = [pytest.mark.torch]
-# Every strategy runs through `smdist run` at least once (with run_end_to_end's checks), and
-# each of the local backend's launchers runs on 2 hosts x 1 and on 1 host x 2:
+# Every strategy's ready script runs end to end on the local backend with run_end_to_end's
+# checks (every rank ends with the same weights, a model, nothing left), and each of the local
+# backend's launchers runs on 2 hosts x 1 and on 1 host x 2:
 # - smdist's torchrun launcher (a plain process per host): DDP 2x1 here, 1x2 through
 #   `smdist.fit` in test_fit_runs_locally_by_default_and_returns_a_finished_job;
 # - SageMaker's torch_distributed (torchrun on every host): DDP 2x1 and SMP v2 1x2 here;
-# - one mpirun across the hosts (Horovod, SMP v1): Horovod-PyTorch and SMP v1 2x1 here; in
-#   test_horovod_under_sagemakers_mpirun_trains_and_saves_once, Horovod-PyTorch 1x2 and
-#   Horovod-TensorFlow 2x1 (its 1x2 is horovodrun's, in test_horovod_entry_points);
-# - smddp's mpirun: SDDP 2x1 here (tests/aws_v3/test_v3_driver_runs relies on it), 2 hosts x 2
-#   processes in test_sagemaker_library_scripts (test_smddp_*);
-# - MultiWorkerMirrored (one worker per host, whatever was asked): both here.
-# The strategies' other topologies run elsewhere: SMP v2 on 2 hosts (sharded within a host,
-# replicated across them) in notebooks/08_smp_v2.ipynb (test_notebooks) and on 2 hosts x 2 in
-# test_sagemaker_library_scripts, as SMP v1 is there; SDDP and SMP v1 on 2 hosts x 1 in their
-# notebooks too.
+# - one mpirun across the hosts (Horovod, SMP v1): Horovod-PyTorch and SMP v1 2x1 in their
+#   notebooks (test_notebooks, through `smdist.fit`, with these checks); through `smdist run`,
+#   Horovod-PyTorch 1x2 and Horovod-TensorFlow 2x1 in
+#   test_horovod_under_sagemakers_mpirun_trains_and_saves_once (Horovod-TensorFlow's 1x2 is
+#   horovodrun's, in test_horovod_entry_points) and SMP v1 2 hosts x 2 in
+#   test_sagemaker_library_scripts;
+# - smddp's mpirun: SDDP 2x1 in its notebook, 2 hosts x 2 processes through `smdist run` in
+#   test_sagemaker_library_scripts (test_smddp_*);
+# - MultiWorkerMirrored (one worker per host, whatever was asked): 1x2 here, 2x1 in its
+#   notebook.
+# The notebooks' runs are the same jobs through `smdist.fit` that `smdist run` of the examples
+# would start (the same launch, hosts and script): running both cost the suite four jobs.
+# SMP v2 on 2 hosts (sharded within a host, replicated across them) is in
+# notebooks/08_smp_v2.ipynb and on 2 hosts x 2 in test_sagemaker_library_scripts.
 EVERY_STRATEGY = [
     pytest.param("pytorch_ddp", 2, 1, marks=TORCH, id="ddp-torchrun-launcher-2hostsx1"),
     pytest.param("pytorch_ddp_torch_distributed", 2, 1, marks=TORCH,
                  id="ddp-torch_distributed-2hostsx1"),
     pytest.param("smp_v2", 1, 2, marks=TORCH, id="smp-v2-1hostx2"),
-    pytest.param("sddp", 2, 1, marks=TORCH, id="sddp-2hostsx1"),
-    pytest.param("smp_v1", 2, 1, marks=TORCH, id="smp-v1-2hostsx1"),
-    pytest.param("horovod_pytorch", 2, 1, marks=[*TORCH, pytest.mark.horovod],
-                 id="horovod-pytorch-2hostsx1"),
-    pytest.param("mwms", 2, 1, marks=pytest.mark.tf, id="mwms-2hostsx1"),
     pytest.param("mwms", 1, 2, marks=pytest.mark.tf, id="mwms-1hostx2"),
 ]  # fmt: skip
 # The smallest training that still logs metric lines: two steps, a line after each.
@@ -132,8 +132,8 @@ def test_horovod_under_sagemakers_mpirun_trains_and_saves_once(
     example on one host with two ranks, the TensorFlow one on two hosts with one each): the
     ready script lowers its loss, its ranks agree and the model is saved once. Also these
     examples' end-to-end runs through `smdist run` (run_end_to_end's checks): Horovod-PyTorch's
-    on 2 hosts x 1 is test_every_strategy_runs_end_to_end's; Horovod-TensorFlow's two ranks on
-    one host run under horovodrun in test_horovod_entry_points."""
+    on 2 hosts x 1 is notebooks/03_horovod.ipynb's (test_notebooks); Horovod-TensorFlow's two
+    ranks on one host run under horovodrun in test_horovod_entry_points."""
     training = [a for name, value in HOROVOD_TRAINING.items() for a in ("-H", f"{name}={value}")]
     run = run_end_to_end(example, tmp_path, hosts, per_host, *training)
     assert f"2 processes on {hosts} host(s), MPI" in run.output
