@@ -213,3 +213,15 @@ def checksums(output: str) -> dict[int, str]:
 def tar_names(path: Path) -> list[str]:
     with tarfile.open(path) as tar:
         return tar.getnames()
+
+
+def assert_a_sound_finish(output: str, world: int, job_dir: Path, marker: Path) -> None:
+    """What every strategy's finished job must show, in its ``output`` (its log or smdist's):
+    ranks 0 to ``world`` - 1 each reported the same weights, the job's model archive holds
+    files, and nothing whose environment names ``marker`` outlived it."""
+    found = checksums(output)
+    assert sorted(found) == list(range(world)), output
+    assert len(set(found.values())) == 1, f"replicas diverged: {found}"
+    model = job_dir / "output" / "model.tar.gz"
+    assert [n for n in tar_names(model) if n != "."], "model.tar.gz is empty"
+    assert_nothing_left(marker)
