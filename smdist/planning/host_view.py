@@ -92,6 +92,7 @@ def hosts_document(
         ],  # fmt: skip
         "processes_per_host": plan.topology.processes_per_host,
         "hosts": [view.to_dict() for view in host_views(plan, indices, line)],
+        "warnings": [str(warning) for warning in plan.warnings],
         "omitted": {
             "count": omitted,
             "first": f"algo-{indices[-2] + 2}" if omitted else None,
@@ -187,4 +188,7 @@ def hosts_text(plan: Plan, limit: int = DEFAULT_SHOWN, line: SdkLine = V2_LINE) 
         lines.append(f"    ({len(sm) - len(names)} more SM_* variables; --json lists them all)")
         for name, value in {**view.container_environment, **view.job_environment}.items():
             lines.append(f"    {name}={_short(value)}")
+    if plan.warnings:  # as the plan's table ends with them
+        lines.append("")
+        lines += [f"warning: {warning}" for warning in plan.warnings]
     return lines

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from smdist.backends.sagemaker.rendering import TOOLKIT_ONLY
 from smdist.checks.reading import load
@@ -159,3 +160,18 @@ def test_every_host_shows_the_variables_every_container_sets():
         assert container["SAGEMAKER_REGION"]  # the spec's, else the plan's placeholder
     text = smdist("plan", "examples/pytorch_ddp.yaml", "--hosts").stdout
     assert text.count("PYTHONUNBUFFERED=1") == 2 and text.count("SAGEMAKER_REGION=") == 2
+
+
+def test_the_plans_warnings_close_the_hosts_view_as_they_close_its_table(tmp_path):
+    """An image past its support is a warning: `plan --hosts` says it too, text and JSON."""
+    job = yaml.safe_load((EXAMPLES / "pytorch_ddp.yaml").read_text())
+    job["code"] = {**job.get("code", {}), "framework_version": "2.8.0", "py_version": "py312"}
+    path = tmp_path / "job.yaml"
+    path.write_text(yaml.safe_dump(job))
+    assert "warning: code.framework_version: " in smdist("plan", str(path)).stdout
+    text = smdist("plan", "--hosts", str(path))
+    assert text.returncode == 0, text.stderr
+    last = text.stdout.rstrip().splitlines()[-1]
+    assert last.startswith("warning: code.framework_version: ") and "past its support" in last
+    document = json.loads(smdist("plan", "--hosts", "--json", str(path)).stdout)
+    assert any("past its support" in w for w in document["warnings"]), document["warnings"]
