@@ -19,17 +19,12 @@ from pathlib import Path
 import pytest
 
 SCRIPTS = Path(__file__).parent / "user_scripts"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from head_node_ssh import head_node_ssh, recorded_calls  # noqa: E402, I001
+
 # Enough steps (0.5 s each) that the job still runs when the test requeues it after step 6,
 # even on a busy machine; few enough that the resumed run is short.
 STEPS = 30
-SSH_STAND_IN = """#!{python}
-import os, sys
-arguments = sys.argv[1:]
-at = arguments.index("--")
-with open(os.environ["SSH_RECORD"], "a") as record:
-    record.write(arguments[at + 2] + "\\n")
-os.execvp("bash", ["bash", "-c", arguments[at + 2]])
-"""
 
 
 def _job_file(tmp_path: Path, name: str, body: str, nodes: int = 2) -> Path:
@@ -45,10 +40,7 @@ def _job_file(tmp_path: Path, name: str, body: str, nodes: int = 2) -> Path:
 def test_a_sagemaker_script_sent_through_a_head_node_reads_its_contract_on_every_node(
     slurm, tmp_path: Path
 ):
-    tools = tmp_path / "bin"
-    tools.mkdir()
-    (tools / "ssh").write_text(SSH_STAND_IN.format(python=sys.executable))
-    (tools / "ssh").chmod(0o755)
+    tools = head_node_ssh(tmp_path / "bin").parent
     record = tmp_path / "ssh.log"
     data = slurm.folder / "fsx" / "data" / "train"
     data.mkdir(parents=True, exist_ok=True)
@@ -78,7 +70,7 @@ def test_a_sagemaker_script_sent_through_a_head_node_reads_its_contract_on_every
     finally:
         slurm.stand.env.clear()
         slurm.stand.env.update(saved)
-    commands = record.read_text().splitlines()
+    commands = [call["command"] for call in recorded_calls(record)]
     assert any(line.startswith("sbatch --parsable ") for line in commands)
     assert any(line.startswith("tar -x -f - -C ") for line in commands)
     assert any(line.startswith("scontrol -o show job ") for line in commands)

@@ -23,6 +23,8 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from multiprocess_runs import ssh_stand_in
+
 from smdist.backends.local.hosts.shared.ports import free_ports
 from smdist.packaging.bundle import entry_points_dir
 
@@ -39,11 +41,6 @@ _RENDEZVOUS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT",
 _CHECKSUM = re.compile(r"smdist: rank=(\d+) weights_checksum=([0-9a-f]+)")
 _METRICS = re.compile(r"\[metrics\] (.*)")
 _METRIC_VALUE = re.compile(r"(\w+)=([-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf))")
-_SSH_STAND_IN = """#!/bin/sh
-# Stand-in for ssh: mpirun asks it to start its daemon on the "remote" host; run it here.
-shift
-exec sh -c "$*"
-"""
 
 
 def free_port() -> int:
@@ -236,9 +233,7 @@ def start_torchrun(root: Path, script: str, hyperparameters: dict, run: str) -> 
 def start_mpirun(root: Path, script: str, hyperparameters: dict, run: str) -> Job:
     """One mpirun on the first host, one rank per host, the first host's variables exported."""
     hosts = sagemaker_hosts(root, hyperparameters)
-    agent = root / "ssh-stand-in.sh"
-    agent.write_text(_SSH_STAND_IN)
-    agent.chmod(0o755)
+    agent = ssh_stand_in(root / "ssh") / "ssh"  # mpirun's rsh agent: its daemons start here
     marker = uuid.uuid4().hex
     env = {
         **hosts[0].env,

@@ -19,14 +19,8 @@ from smdist.backends.hyperpod_slurm.log_lines import LogReader
 from smdist.backends.hyperpod_slurm.slurm import SlurmState
 
 REPO = Path(__file__).resolve().parents[2]
-SSH_STAND_IN = """#!{python}
-import os, sys
-arguments = sys.argv[1:]
-at = arguments.index("--")
-with open(os.environ["SSH_RECORD"], "a") as record:
-    record.write(arguments[at + 1] + "\\n")
-os.execvp("bash", ["bash", "-c", arguments[at + 2]])
-"""
+sys.path.insert(0, str(REPO / "tests"))
+from head_node_ssh import head_node_ssh, recorded_calls  # noqa: E402
 
 
 def test_log_lines_are_labelled_with_the_node_of_their_task():
@@ -90,10 +84,7 @@ def test_a_job_slurm_forgot_is_read_from_its_folder(tmp_path, monkeypatch):
 
 @pytest.fixture()
 def ssh_head(tmp_path: Path, monkeypatch) -> tuple[Head, Path]:
-    tools = tmp_path / "bin"
-    tools.mkdir()
-    (tools / "ssh").write_text(SSH_STAND_IN.format(python=sys.executable))
-    (tools / "ssh").chmod(0o755)
+    tools = head_node_ssh(tmp_path / "bin").parent
     monkeypatch.setenv("PATH", f"{tools}:{os.environ['PATH']}")
     monkeypatch.setenv("SSH_RECORD", str(tmp_path / "ssh.log"))
     return Head("me@head-1"), tmp_path / "ssh.log"
@@ -114,7 +105,7 @@ def test_the_head_node_gets_every_word_as_it_was_given(ssh_head, tmp_path: Path)
     assert head.read_bytes(folder / "none") is None
     head.touch(folder / "stop-requested")
     assert Path(folder / "stop-requested").is_file()
-    assert set(record.read_text().split()) == {"me@head-1"}
+    assert {call["host"] for call in recorded_calls(record)} == {"me@head-1"}
 
 
 def test_a_head_node_ssh_cannot_reach_is_exit_2_naming_it(tmp_path: Path, monkeypatch):
