@@ -20,12 +20,13 @@ os.execvp("bash", ["bash", "-c", command])
 
 
 def head_node_ssh(tools: Path) -> Path:
-    """Write ``tools/ssh``; put ``tools`` first on PATH and set SSH_RECORD."""
+    """Write the stand-in as ``tools/ssh`` and return ``tools``: the caller puts it first on
+    PATH and sets SSH_RECORD."""
     tools.mkdir(parents=True, exist_ok=True)
     ssh = tools / "ssh"
     ssh.write_text(_STAND_IN.format(python=sys.executable))
     ssh.chmod(0o755)
-    return ssh
+    return tools
 
 
 def recorded_calls(record: Path) -> list[dict[str, str]]:

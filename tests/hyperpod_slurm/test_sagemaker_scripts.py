@@ -40,7 +40,7 @@ def _job_file(tmp_path: Path, name: str, body: str, nodes: int = 2) -> Path:
 def test_a_sagemaker_script_sent_through_a_head_node_reads_its_contract_on_every_node(
     slurm, tmp_path: Path
 ):
-    tools = head_node_ssh(tmp_path / "bin").parent
+    tools = head_node_ssh(tmp_path / "bin")
     record = tmp_path / "ssh.log"
     data = slurm.folder / "fsx" / "data" / "train"
     data.mkdir(parents=True, exist_ok=True)

@@ -84,7 +84,7 @@ def test_a_job_slurm_forgot_is_read_from_its_folder(tmp_path, monkeypatch):
 
 @pytest.fixture()
 def ssh_head(tmp_path: Path, monkeypatch) -> tuple[Head, Path]:
-    tools = head_node_ssh(tmp_path / "bin").parent
+    tools = head_node_ssh(tmp_path / "bin")
     monkeypatch.setenv("PATH", f"{tools}:{os.environ['PATH']}")
     monkeypatch.setenv("SSH_RECORD", str(tmp_path / "ssh.log"))
     return Head("me@head-1"), tmp_path / "ssh.log"
